@@ -1,0 +1,129 @@
+"""The control-plane-visible resources of a compiled program.
+
+The lowering (``lower.py``) fills a :class:`ProgramResources` while it emits BMv2 JSON; the
+P4Info writer (``p4info.py``) turns it into ``p4.config.v1.P4Info``. Names are the
+fully-qualified control-plane names (``MyIngress.ipv4_lpm``, ``MyIngress.drop``, ``NoAction``),
+the same strings the BMv2 JSON uses, which is how a target maps P4Runtime ids to JSON objects.
+
+``annotations`` are the source annotations as strings the way p4c prints them in P4Info
+(``@name("x")`` is *not* included: it already decided the name; ``@id`` is carried in ``id``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class MatchFieldInfo:
+    name: str  # e.g. "hdr.ipv4.dstAddr" (or the @name of the key element)
+    bitwidth: int
+    match_type: str  # "EXACT" | "LPM" | "TERNARY" | "RANGE" | "OPTIONAL"
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ActionParamInfo:
+    name: str
+    bitwidth: int
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ActionInfo:
+    name: str
+    params: list[ActionParamInfo] = field(default_factory=list)
+    annotations: list[str] = field(default_factory=list)
+    id: Optional[int] = None  # from @id, else assigned by the P4Info writer
+
+
+@dataclass
+class ActionRefInfo:
+    name: str
+    scope: str = "TABLE_AND_DEFAULT"  # | "TABLE_ONLY" | "DEFAULT_ONLY"
+    annotations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TableInfo:
+    name: str
+    match_fields: list[MatchFieldInfo]
+    action_refs: list[ActionRefInfo]
+    size: int = 1024
+    const_default_action: Optional[str] = None  # action name when default_action is const
+    is_const_table: bool = False  # 'const entries'
+    has_initial_entries: bool = False  # 'entries' (non-const)
+    direct_counters: list[str] = field(default_factory=list)  # names of direct_counter objects
+    direct_meters: list[str] = field(default_factory=list)
+    annotations: list[str] = field(default_factory=list)
+    id: Optional[int] = None
+
+
+@dataclass
+class CounterInfo:
+    name: str
+    unit: str  # "BYTES" | "PACKETS" | "BOTH"
+    size: int = 0  # ignored for direct counters
+    direct_table: Optional[str] = None  # set for direct_counter
+    annotations: list[str] = field(default_factory=list)
+    id: Optional[int] = None
+
+
+@dataclass
+class MeterInfo:
+    name: str
+    unit: str  # "BYTES" | "PACKETS"
+    size: int = 0
+    direct_table: Optional[str] = None
+    annotations: list[str] = field(default_factory=list)
+    id: Optional[int] = None
+
+
+@dataclass
+class RegisterInfo:
+    name: str
+    bitwidth: int
+    size: int
+    signed: bool = False
+    annotations: list[str] = field(default_factory=list)
+    id: Optional[int] = None
+
+
+@dataclass
+class StructFieldInfo:
+    name: str
+    bitwidth: int
+
+
+@dataclass
+class DigestInfo:
+    """One ``digest<T>(receiver, data)`` call site type; name is T's struct name."""
+
+    name: str
+    fields: list[StructFieldInfo]
+    annotations: list[str] = field(default_factory=list)
+    id: Optional[int] = None
+
+
+@dataclass
+class ControllerHeaderInfo:
+    """A header annotated ``@controller_header("packet_in")``; ``name`` is the annotation value."""
+
+    name: str
+    fields: list[StructFieldInfo]
+    annotations: list[str] = field(default_factory=list)
+    id: Optional[int] = None
+
+
+@dataclass
+class ProgramResources:
+    program_name: str = ""
+    arch: str = "v1model"
+    tables: list[TableInfo] = field(default_factory=list)
+    actions: list[ActionInfo] = field(default_factory=list)
+    counters: list[CounterInfo] = field(default_factory=list)  # indirect and direct
+    meters: list[MeterInfo] = field(default_factory=list)  # indirect and direct
+    registers: list[RegisterInfo] = field(default_factory=list)
+    digests: list[DigestInfo] = field(default_factory=list)
+    controller_headers: list[ControllerHeaderInfo] = field(default_factory=list)
