@@ -1,0 +1,56 @@
+# p4cache — top-level targets.
+#   make run    install what is missing, then run the main job on the default target (softnic)
+#   make test   install what is missing, then run every test
+#   make setup  only install (Debian packages via apt-get, Python virtualenv in .venv with pinned versions)
+#   make lint   ruff over the Python code
+#   make clean  remove build output (keeps .venv; `make distclean` removes it too)
+
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+TARGET ?= softnic
+BUILD_DIR ?= build
+PYTEST_ARGS ?=
+
+# Debian packages the project needs, as "command:package" pairs; installed only when the command is missing.
+APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping
+
+.PHONY: all run test setup apt venv lint clean distclean
+
+all: test
+
+setup: apt venv
+
+apt:
+	@missing=""; for pair in $(APT_NEEDS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	command -v python3 >/dev/null 2>&1 || missing="$$missing python3 python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  echo "setup: installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	else echo "setup: Debian packages present"; fi
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+venv: $(VENV)/.installed
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check softnic bench
+
+run: setup
+	$(PY) -m softnic.demo --target $(TARGET)
+
+clean:
+	rm -rf $(BUILD_DIR) .pytest_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -not -path './$(VENV)/*' -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info
