@@ -1,0 +1,39 @@
+"""``compile_program``/``compile_file``: the semantic half of ``softnic compile``.
+
+preprocess -> parse -> check (names, types, p4c-bm2-ss restrictions) -> lower (BMv2 JSON and the
+P4Runtime resources the P4Info writer needs). Every user error is a :class:`CompileError` with a
+source location.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from softnic.frontend import ast
+from softnic.frontend.check import Checker
+from softnic.frontend.lower import Program
+from softnic.frontend.resources import ProgramResources
+
+
+def compile_program(prog: ast.Program, program_name: str) -> tuple[dict[str, Any],
+                                                                   ProgramResources]:
+    """Check and lower a parsed program; returns (BMv2 JSON dict, resources)."""
+    chk = Checker(prog)
+    chk.run()
+    lowering = Program(chk, program_name)
+    return lowering.run(), lowering.resources
+
+
+def compile_file(
+    path: str | os.PathLike[str],
+    include_dirs: tuple[str, ...] | list[str] = (),
+    defines: Optional[dict[str, Optional[str]]] = None,
+) -> tuple[dict[str, Any], ProgramResources]:
+    """Preprocess, parse and compile the P4 file at ``path``."""
+    from softnic.frontend.parser import parse_program
+    from softnic.frontend.preprocess import preprocess
+
+    p = os.fspath(path)
+    text = preprocess(p, list(include_dirs), defines or {})
+    return compile_program(parse_program(text, p), p)

@@ -1,0 +1,450 @@
+"""Lowering of a checked v1model program to BMv2 JSON (behavioral-model docs/JSON_format.md).
+
+:class:`Program` owns everything that is global in the JSON (header layout, actions, extern
+arrays, calculations, learn lists, field lists, checksums, name and id counters) and fills
+:class:`ProgramResources` for the P4Info writer on the way. The per-construct work lives in
+``lower_parser``, ``lower_control`` (pipelines, deparser, checksums) and ``lower_stmt``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from softnic.frontend import ast
+from softnic.frontend.check import Checker, annotation, annotation_string, err
+from softnic.frontend.layout import JsonLoc, Layout, Loc, StructLoc
+from softnic.frontend.lower_control import ControlLowerer, lower_checksums, lower_deparser
+from softnic.frontend.lower_expr import ExprLowerer, field_ref
+from softnic.frontend.lower_parser import lower_parser
+from softnic.frontend.lower_stmt import StmtLowerer, source_info
+from softnic.frontend.resources import (
+    ActionInfo,
+    ActionParamInfo,
+    ControllerHeaderInfo,
+    CounterInfo,
+    DigestInfo,
+    MeterInfo,
+    ProgramResources,
+    RegisterInfo,
+    StructFieldInfo,
+)
+from softnic.frontend.scope import Sym
+from softnic.frontend.types import (
+    BitT,
+    EnumT,
+    ExternT,
+    HeaderT,
+    PType,
+    StackT,
+    StructT,
+    UnionT,
+    bit_width,
+    is_scalar,
+)
+
+HIDDEN_ANNOTATIONS = {"name", "id", "tableonly", "defaultonly", "hidden", "noWarn", "metadata",
+                      "alias", "field_list", "controller_header"}
+
+
+class Program:
+    def __init__(self, chk: Checker, program_name: str) -> None:
+        self.chk = chk
+        self.program_name = program_name
+        self.layout = Layout()
+        self.resources = ProgramResources(program_name=program_name)
+        self.actions: list[dict[str, Any]] = []
+        self.action_ids: dict[str, int] = {}
+        self.calculations: list[dict[str, Any]] = []
+        self.learn_lists: list[dict[str, Any]] = []
+        self.field_lists: list[dict[str, Any]] = []
+        self.field_list_ids: dict[int, int] = {}
+        self.checksums: list[dict[str, Any]] = []
+        self.direct_meter_targets: dict[str, list[str]] = {}
+        self.direct_bindings: dict[tuple[str, str], str] = {}
+        self.warnings: list[str] = []
+        self.names: set[str] = set()
+        self.ids: dict[str, int] = {}
+        self.meta_type: Optional[StructT] = None
+        self.meta_root: Optional[StructLoc] = None
+        self.roots: dict[str, Loc] = {}
+        self.instances: list[Sym] = []
+
+    # ------------------------------------------------------------------ small services
+
+    def next_id(self, kind: str) -> int:
+        n = self.ids.get(kind, 0)
+        self.ids[kind] = n + 1
+        return n
+
+    def warn(self, node: ast.Node, msg: str) -> None:
+        self.warnings.append(f"{node.loc}: warning: {msg}")
+
+    def fresh_name(self, base: str) -> str:
+        if base not in self.names:
+            self.names.add(base)
+            return base
+        i = 0
+        while f"{base}_{i}" in self.names:
+            i += 1
+        self.names.add(f"{base}_{i}")
+        return f"{base}_{i}"
+
+    def fresh_action_name(self, base: str) -> str:
+        return self.fresh_name(base)
+
+    def fresh_table_name(self, base: str) -> str:
+        return self.fresh_name(base)
+
+    def fresh_cond_name(self) -> str:
+        return f"node_{self.next_id('node') + 2}"
+
+    def annotations(self, node: Any) -> list[str]:
+        out = []
+        for a in getattr(node, "annotations", []) or []:
+            if a.name in HIDDEN_ANNOTATIONS:
+                continue
+            out.append(f"@{a.name}({a.raw})" if a.raw else f"@{a.name}")
+        return out
+
+    def anno_id(self, node: Any) -> Optional[int]:
+        a = annotation(node, "id")
+        if a is None:
+            return None
+        try:
+            return int(a.raw.strip(), 0)
+        except ValueError as exc:
+            raise err(a, f"@id({a.raw}): expected an integer") from exc
+
+    # ------------------------------------------------------------------ actions
+
+    def add_action_json(self, name: str, runtime_data: list[dict[str, Any]],
+                        prims: list[dict[str, Any]], node: ast.Node,
+                        synthesized: bool = False) -> int:
+        aid = len(self.actions)
+        self.actions.append({"name": name, "id": aid, "runtime_data": runtime_data,
+                             "primitives": prims})
+        self.action_ids[name] = aid
+        self.names.add(name)
+        return aid
+
+    def ensure_action(self, sym: Optional[Sym], env: dict[int, Loc]) -> int:
+        assert sym is not None
+        if sym.qualified in self.action_ids:
+            return self.action_ids[sym.qualified]
+        d: ast.ActionDecl = sym.decl
+        env2 = dict(env)
+        rd: list[dict[str, Any]] = []
+        params: list[ActionParamInfo] = []
+        for p in d.params:
+            psym = self.chk.decl_syms[id(p)]
+            t = psym.type
+            assert t is not None
+            if p.direction is not None:
+                raise err(p, f"{p.name}: directional action parameters are unsupported here")
+            w = bit_width(t)
+            env2[id(psym)] = JsonLoc({"type": "runtime_data", "value": len(rd)}, t)
+            rd.append({"name": p.name, "bitwidth": w})
+            params.append(ActionParamInfo(p.name, w, self.annotations(p)))
+        sl = StmtLowerer(self, env2, "action", sym.qualified)
+        sl.stmts(d.body.stmts)
+        aid = self.add_action_json(sym.qualified, rd, sl.ops, d)
+        self.resources.actions.append(
+            ActionInfo(sym.qualified, params, self.annotations(d), self.anno_id(d))
+        )
+        return aid
+
+    # ------------------------------------------------------------------ calculations etc.
+
+    def add_calculation(self, algo: str, inputs: list[dict[str, Any]], node: ast.Node) -> str:
+        for c in self.calculations:
+            if c["algo"] == algo and c["input"] == inputs:
+                return c["name"]
+        name = self.fresh_name("calc")
+        self.calculations.append({"name": name, "id": len(self.calculations),
+                                  "source_info": source_info(node, ""), "algo": algo,
+                                  "input": inputs})
+        return name
+
+    def add_learn_list(self, name: str, elems: list[dict[str, Any]],
+                       fields: list[tuple[str, int]], node: ast.Node) -> int:
+        for ll in self.learn_lists:
+            if ll["name"] == name and ll["elements"] == elems:
+                return ll["id"]
+        lid = len(self.learn_lists) + 1
+        self.learn_lists.append({"id": lid, "name": name, "source_info": source_info(node, ""),
+                                 "elements": elems})
+        if not any(dg.name == name for dg in self.resources.digests):
+            self.resources.digests.append(
+                DigestInfo(name, [StructFieldInfo(n, w) for n, w in fields])
+            )
+        return lid
+
+    def field_list_id(self, index: Any, node: ast.Node) -> int:
+        if not isinstance(index, int):
+            raise err(node, "field list index must be a constant")
+        if index in self.field_list_ids:
+            return self.field_list_ids[index]
+        elems: list[dict[str, Any]] = []
+        if self.meta_type is not None and self.meta_root is not None:
+            annos = dict(self.meta_type.field_annotations)
+            for fn, _ in self.meta_type.fields:
+                for aname, raw in annos.get(fn, ()):
+                    if aname == "field_list" and index in parse_ints(raw):
+                        loc = self.meta_root.fields[fn]
+                        if not hasattr(loc, "field"):
+                            raise err(node, f"{fn}: only scalar fields can be in field lists")
+                        elems.append(field_ref(loc.header, loc.field))  # type: ignore
+        fid = len(self.field_lists) + 1
+        self.field_lists.append({"id": fid, "name": f"field_list{index}", "elements": elems})
+        self.field_list_ids[index] = fid
+        return fid
+
+    def bind_direct(self, kind: str, inst: str, table: str) -> None:
+        prev = self.direct_bindings.get((kind, inst))
+        if prev is not None and prev != table:
+            raise err(None, f"{inst}: a direct {kind} can be attached to only one table")
+        self.direct_bindings[(kind, inst)] = table
+
+    # ------------------------------------------------------------------ storage roots
+
+    def root_for(self, t: PType, p: ast.Param, is_meta: bool) -> Optional[Loc]:
+        if isinstance(t, ExternT):
+            return None
+        if not isinstance(t, StructT):
+            raise err(p, f"{p.name}: block parameters of type {t.show()} are unsupported")
+        decl_sym = self.chk.top.lookup(t.name)
+        if decl_sym is not None and annotation_string(decl_sym.decl, "name") == (
+            "standard_metadata"
+        ) or t.name == "standard_metadata_t":
+            if "standard_metadata" not in self.roots:
+                hdr = HeaderT("standard_metadata", t.fields)
+                self.layout.add_header("standard_metadata", hdr, metadata=True)
+                from softnic.frontend.layout import FieldLoc
+
+                self.roots["standard_metadata"] = StructLoc(
+                    t, {fn: FieldLoc("standard_metadata", fn, ft) for fn, ft in t.fields},
+                    header="standard_metadata")
+            return self.roots["standard_metadata"]
+        if t.name not in self.roots:
+            prefix = "userMetadata." if is_meta else ""
+            fields: dict[str, Loc] = {}
+            for fn, ft in t.fields:
+                fields[fn] = self.layout.alloc(ft, fn, prefix, "")
+            self.roots[t.name] = StructLoc(t, fields)
+            if is_meta:
+                self.meta_type = t
+                self.meta_root = self.roots[t.name]  # type: ignore[assignment]
+        return self.roots[t.name]
+
+    def block_env(self, d: Any, meta_index: Optional[int]) -> dict[int, Loc]:
+        env: dict[int, Loc] = {}
+        for i, p in enumerate(d.params):
+            psym = self.chk.decl_syms[id(p)]
+            assert psym.type is not None
+            loc = self.root_for(psym.type, p, i == meta_index)
+            if loc is not None:
+                env[id(psym)] = loc
+        for loc_decl in d.locals:
+            if isinstance(loc_decl, ast.VarDecl):
+                sym = self.chk.decl_syms[id(loc_decl)]
+                assert sym.type is not None
+                env[id(sym)] = self.layout.alloc(sym.type, loc_decl.name, "")
+                if loc_decl.init is not None:
+                    raise err(loc_decl, f"{loc_decl.name}: initializers of control-level "
+                              "variables are unsupported on this target; assign in apply")
+            elif isinstance(loc_decl, ast.InstantiationDecl):
+                self.instances.append(self.chk.decl_syms[id(loc_decl)])
+            elif isinstance(loc_decl, ast.ParserState):
+                pass
+        return env
+
+    # ------------------------------------------------------------------ whole program
+
+    def run(self) -> dict[str, Any]:
+        main = self.chk.main
+        assert main is not None
+        blocks = []
+        for a in main.args:
+            info = self.chk.calls.get(id(a.value))
+            if info is None:
+                raise err(a, "main: expected parser/control instantiations")
+            blocks.append(info.decl)
+        if len(blocks) != 6:
+            raise err(main, "main: only V1Switch(parser, verifyChecksum, ingress, egress, "
+                      "computeChecksum, deparser) is supported")
+        parser_d, vck_d, ig_d, eg_d, ck_d, dep_d = blocks
+        for d, kind in ((parser_d, ast.ParserDecl), (vck_d, ast.ControlDecl),
+                        (ig_d, ast.ControlDecl), (eg_d, ast.ControlDecl),
+                        (ck_d, ast.ControlDecl), (dep_d, ast.ControlDecl)):
+            if not isinstance(d, kind):
+                raise err(main, f"main: {d.name} has the wrong kind of block")
+        for d in self.chk.prog.decls:
+            if isinstance(d, ast.InstantiationDecl) and d is not main and id(d) in (
+                self.chk.decl_syms
+            ):
+                self.instances.append(self.chk.decl_syms[id(d)])
+        # standard_metadata first, then the header struct (p4c's instance order)
+        if len(parser_d.params) > 3:
+            self.root_for(self.chk.decl_syms[id(parser_d.params[3])].type, parser_d.params[3],
+                          False)
+        self.root_for(self.chk.decl_syms[id(parser_d.params[1])].type, parser_d.params[1], False)
+        p_env = self.block_env(parser_d, 2)
+        parsers = [lower_parser(self, parser_d, p_env)]
+        vck_env = self.block_env(vck_d, 1)
+        lower_checksums(self, vck_d, vck_env, verify=True)
+        ig = ControlLowerer(self, ig_d, self.block_env(ig_d, 1), "ingress").lower()
+        eg = ControlLowerer(self, eg_d, self.block_env(eg_d, 1), "egress").lower()
+        ck_env = self.block_env(ck_d, 1)
+        lower_checksums(self, ck_d, ck_env, verify=False)
+        deparsers = [lower_deparser(self, dep_d, self.block_env(dep_d, None))]
+        self.number_pipeline_nodes([ig, eg])
+        self.layout.finish()
+        self.collect_controller_headers()
+        counters, meters, registers = self.extern_arrays()
+        return {
+            "header_types": self.layout.header_types,
+            "headers": self.layout.headers,
+            "header_stacks": self.layout.header_stacks,
+            "header_union_types": self.layout.header_union_types,
+            "header_unions": self.layout.header_unions,
+            "header_union_stacks": [],
+            "field_lists": self.field_lists,
+            "errors": [[e, i + 1] for i, e in enumerate(self.chk.errors)],
+            "enums": [],
+            "parsers": parsers,
+            "parse_vsets": [],
+            "deparsers": deparsers,
+            "meter_arrays": meters,
+            "counter_arrays": counters,
+            "register_arrays": registers,
+            "calculations": self.calculations,
+            "learn_lists": self.learn_lists,
+            "actions": self.actions,
+            "pipelines": [ig, eg],
+            "checksums": self.checksums,
+            "force_arith": [],
+            "extern_instances": [],
+            "field_aliases": self.field_aliases(),
+            "program": self.program_name,
+            "__meta__": {"version": [2, 23], "compiler": "https://github.com/p4lang/p4c"},
+        }
+
+    def number_pipeline_nodes(self, pipes: list[dict[str, Any]]) -> None:
+        tid = 0
+        cid = 0
+        for p in pipes:
+            for t in p["tables"]:
+                t["id"] = tid
+                tid += 1
+            for c in p["conditionals"]:
+                c["id"] = cid
+                cid += 1
+
+    def field_aliases(self) -> list[Any]:
+        sm = self.roots.get("standard_metadata")
+        if not isinstance(sm, StructLoc):
+            return []
+        out = []
+        for fn, annos in sm.type.field_annotations:
+            for aname, raw in annos:
+                if aname == "alias":
+                    out.append([raw.strip().strip('"'), ["standard_metadata", fn]])
+        return out
+
+    def collect_controller_headers(self) -> None:
+        for sym in self.chk.top.syms.values():
+            t = sym.type
+            if sym.kind == "type" and isinstance(t, HeaderT):
+                a = annotation_string(sym.decl, "controller_header")
+                if a is not None:
+                    self.resources.controller_headers.append(ControllerHeaderInfo(
+                        a, [StructFieldInfo(fn, bit_width(ft)) for fn, ft in t.fields],
+                        self.annotations(sym.decl), self.anno_id(sym.decl)))
+
+    def extern_arrays(self) -> tuple[list[Any], list[Any], list[Any]]:
+        counters: list[dict[str, Any]] = []
+        meters: list[dict[str, Any]] = []
+        registers: list[dict[str, Any]] = []
+        x = ExprLowerer(self.chk, {})
+        for sym in self.instances:
+            t = sym.type
+            d: ast.InstantiationDecl = sym.decl
+            if not isinstance(t, ExternT):
+                continue
+            args = [x.const(a.value) for a in d.args]
+            name = sym.qualified
+            si = source_info(d, d.name)
+            annos = self.annotations(d)
+            aid = self.anno_id(d)
+            if t.name == "register":
+                et = t.args[0]
+                if not is_scalar(et):
+                    raise err(d, f"{name}: register cells of type {et.show()} are unsupported")
+                w = bit_width(et)
+                registers.append({"name": name, "id": len(registers), "source_info": si,
+                                  "size": args[0], "bitwidth": w})
+                self.resources.registers.append(RegisterInfo(
+                    name, w, args[0], isinstance(et, BitT) and et.signed, annos, aid))
+            elif t.name in ("counter", "direct_counter"):
+                direct = t.name == "direct_counter"
+                kind = enum_member(x, d.args[-1].value)
+                unit = {"packets": "PACKETS", "bytes": "BYTES"}.get(kind, "BOTH")
+                entry: dict[str, Any] = {"name": name, "id": len(counters), "source_info": si}
+                if direct:
+                    table = self.direct_bindings.get(("counter", name))
+                    if table is None:
+                        continue  # unattached direct counters are dropped, as p4c does
+                    entry.update({"is_direct": True, "binding": table})
+                else:
+                    entry.update({"size": args[0], "is_direct": False})
+                counters.append(entry)
+                self.resources.counters.append(CounterInfo(
+                    name, unit, 0 if direct else args[0],
+                    self.direct_bindings.get(("counter", name)), annos, aid))
+            elif t.name in ("meter", "direct_meter"):
+                direct = t.name == "direct_meter"
+                kind = enum_member(x, d.args[-1].value)
+                entry = {"name": name, "id": len(meters), "source_info": si}
+                if direct:
+                    table = self.direct_bindings.get(("meter", name))
+                    if table is None:
+                        continue
+                    target = self.direct_meter_targets.get(name)
+                    if target is None:
+                        raise err(d, f"{name}: direct meter is never read")
+                    entry.update({"is_direct": True, "rate_count": 2, "type": kind,
+                                  "size": 1024, "binding": table, "result_target": target})
+                else:
+                    entry.update({"is_direct": False, "size": args[0], "rate_count": 2,
+                                  "type": kind})
+                meters.append(entry)
+                self.resources.meters.append(MeterInfo(
+                    name, kind.upper(), 0 if direct else args[0],
+                    self.direct_bindings.get(("meter", name)), annos, aid))
+            elif t.name in ("packet_in", "packet_out"):
+                pass
+            else:
+                raise err(d, f"{name}: extern {t.name} is unsupported on this target")
+        return counters, meters, registers
+
+
+def enum_member(x: ExprLowerer, e: ast.Expr) -> str:
+    t = x.type(e)
+    v = x.const(e)
+    if isinstance(t, EnumT) and isinstance(v, int):
+        return t.members[v]
+    raise err(e, f"{e}: expected an enum constant")
+
+
+def parse_ints(raw: str) -> list[int]:
+    out = []
+    for part in raw.split(","):
+        part = part.strip()
+        try:
+            out.append(int(part, 0))
+        except ValueError:
+            continue
+    return out
+
+
+__all__ = ["Program", "StackT", "UnionT"]

@@ -1,0 +1,590 @@
+"""Lowering of a control's apply block to a BMv2 pipeline (tables + conditionals).
+
+BMv2 pipelines are graphs: each node (table or conditional) names its successor. We lower a
+statement list back to front, passing each statement the name of the node that runs after it.
+Like p4c-bm2-ss:
+- a run of plain statements (assignments, extern calls) becomes a synthesized action applied by a
+  keyless table ``tbl_<name>`` whose const default action it is;
+- a direct call of a declared action becomes ``tbl_<action>`` with that action as const default;
+- ``switch (t.apply().action_run)`` sets ``next_tables`` per action; ``t.apply().hit/miss`` uses
+  ``__HIT__``/``__MISS__``;
+- a key that is not a plain field is computed into a scalar temporary by a synthesized action.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Optional
+
+from softnic.frontend import ast
+from softnic.frontend.check import annotation, annotation_string, err
+from softnic.frontend.layout import FieldLoc, HeaderLoc, JsonLoc, Loc, StackLoc, StructLoc, UnionLoc
+from softnic.frontend.lower_expr import ExprLowerer, field_ref, hexstr
+from softnic.frontend.lower_stmt import StmtLowerer, source_info
+from softnic.frontend.pretty import show_expr
+from softnic.frontend.resources import ActionRefInfo, MatchFieldInfo, TableInfo
+from softnic.frontend.types import ApplyResultT, BoolT, bit_width
+
+if TYPE_CHECKING:
+    from softnic.frontend.lower import Program
+
+MATCH_TYPES = {"exact": "exact", "lpm": "lpm", "ternary": "ternary", "range": "range",
+               "optional": "optional"}
+
+
+class ControlLowerer:
+    def __init__(self, prog: Program, d: ast.ControlDecl, env: dict[int, Loc],
+                 pipeline: str) -> None:
+        self.prog = prog
+        self.chk = prog.chk
+        self.d = d
+        self.env = env
+        self.pipeline = pipeline
+        self.tables: list[dict[str, Any]] = []
+        self.conditionals: list[dict[str, Any]] = []
+        self.applied: set[str] = set()
+        self.x = ExprLowerer(self.chk, env)
+
+    # ------------------------------------------------------------------ entry
+
+    def lower(self) -> dict[str, Any]:
+        init = self.seq(self.d.apply.stmts, None)
+        return {
+            "name": self.pipeline,
+            "id": 0 if self.pipeline == "ingress" else 1,
+            "source_info": source_info(self.d, self.d.name),
+            "init_table": init,
+            "tables": list(reversed(self.tables)),
+            "action_profiles": [],
+            "conditionals": list(reversed(self.conditionals)),
+        }
+
+    # ------------------------------------------------------------------ statements
+
+    def is_simple(self, s: Any) -> bool:
+        if isinstance(s, (ast.AssignStmt, ast.ExitStmt, ast.EmptyStmt, ast.ConstDecl)):
+            return True
+        if isinstance(s, ast.VarDecl):
+            return True
+        if isinstance(s, ast.CallStmt):
+            info = self.chk.calls.get(id(s.call))
+            if info is None:
+                return False
+            if info.kind == "action":
+                return False
+            if info.kind == "builtin" and info.name == "apply":
+                return False
+            return True
+        return False
+
+    def seq(self, stmts: list[Any], nxt: Optional[str]) -> Optional[str]:
+        for i, s in enumerate(stmts):
+            if isinstance(s, ast.ReturnStmt):
+                stmts = stmts[:i]
+                nxt = None
+                break
+            if isinstance(s, ast.ExitStmt):
+                stmts = stmts[: i + 1]
+                nxt = None
+                break
+        segments: list[list[Any]] = []
+        for s in stmts:
+            if self.is_simple(s):
+                if segments and segments[-1] and self.is_simple(segments[-1][0]):
+                    segments[-1].append(s)
+                else:
+                    segments.append([s])
+            else:
+                segments.append([s])
+        for seg in reversed(segments):
+            if self.is_simple(seg[0]):
+                nxt = self.simple_run(seg, nxt)
+            else:
+                nxt = self.complex(seg[0], nxt)
+        return nxt
+
+    def simple_run(self, stmts: list[Any], nxt: Optional[str]) -> Optional[str]:
+        sl = StmtLowerer(self.prog, self.env, "action")
+        sl.stmts(stmts)
+        if not sl.ops:
+            return nxt
+        first = stmts[0]
+        base = f"{os.path.splitext(os.path.basename(first.loc.file))[0]}{first.loc.line}"
+        aname = self.prog.fresh_action_name(base)
+        aid = self.prog.add_action_json(aname, [], sl.ops, first, synthesized=True)
+        return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, first)
+
+    def hidden_table(self, name: str, aname: str, aid: int, data: list[str],
+                     nxt: Optional[str], node: ast.Node) -> str:
+        tname = self.prog.fresh_table_name(name)
+        self.tables.append({
+            "name": tname,
+            "id": 0,
+            "source_info": source_info(node, show_expr(getattr(node, "call", None))
+                                       if isinstance(node, ast.CallStmt) else aname),
+            "key": [],
+            "match_type": "exact",
+            "type": "simple",
+            "max_size": 1024,
+            "with_counters": False,
+            "support_timeout": False,
+            "direct_meters": None,
+            "action_ids": [aid],
+            "actions": [aname],
+            "base_default_next": nxt,
+            "next_tables": {aname: nxt},
+            "default_entry": {"action_id": aid, "action_const": True, "action_data": data,
+                              "action_entry_const": True},
+        })
+        return tname
+
+    def complex(self, s: Any, nxt: Optional[str]) -> Optional[str]:
+        if isinstance(s, ast.BlockStmt):
+            return self.seq(s.stmts, nxt)
+        if isinstance(s, ast.CallStmt):
+            info = self.chk.calls[id(s.call)]
+            if info.kind == "action":
+                return self.direct_action(s, info, nxt)
+            return self.apply_table(s.call, {}, nxt, nxt)
+        if isinstance(s, ast.IfStmt):
+            return self.if_stmt(s, nxt)
+        if isinstance(s, ast.SwitchStmt):
+            return self.switch(s, nxt)
+        raise err(s, f"{type(s).__name__}: unsupported statement in apply")
+
+    def direct_action(self, s: ast.CallStmt, info: Any, nxt: Optional[str]) -> str:
+        d: ast.ActionDecl = info.decl
+        if any(p.direction is not None for p in d.params):
+            sl = StmtLowerer(self.prog, self.env, "action")
+            sl.call(s.call, s)
+            aname = self.prog.fresh_action_name(info.sym.name)
+            aid = self.prog.add_action_json(aname, [], sl.ops, s, synthesized=True)
+            return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, s)
+        aid = self.prog.ensure_action(info.sym, self.env)
+        data = []
+        for p, a in zip(d.params, info.args):
+            v = self.x.const(a) if a is not None else None
+            if v is None:
+                raise err(a or s, f"{show_expr(a)}: action data in a direct call must be a "
+                          "compile-time constant on this target")
+            data.append(hexstr(int(v), bit_width(self.chk.decl_syms[id(p)].type))["value"])
+        return self.hidden_table(f"tbl_{info.sym.name}", info.sym.qualified, aid, data, nxt, s)
+
+    # ------------------------------------------------------------------ if / switch
+
+    def if_stmt(self, s: ast.IfStmt, nxt: Optional[str]) -> Optional[str]:
+        t_next = self.seq([s.then], nxt)
+        f_next = self.seq([s.other], nxt) if s.other is not None else nxt
+        hit = self.hit_miss(s.cond)
+        if hit is not None:
+            call, is_hit = hit
+            on_hit, on_miss = (t_next, f_next) if is_hit else (f_next, t_next)
+            return self.apply_table(call, {"__HIT__": on_hit, "__MISS__": on_miss}, None, nxt)
+        cond = self.x.boolean(s.cond)
+        name = self.prog.fresh_cond_name()
+        self.conditionals.append({
+            "name": name,
+            "id": 0,
+            "source_info": source_info(s.cond, show_expr(s.cond)),
+            "expression": cond,
+            "true_next": t_next,
+            "false_next": f_next,
+        })
+        return name
+
+    def hit_miss(self, c: ast.Expr) -> Optional[tuple[ast.Call, bool]]:
+        neg = False
+        while isinstance(c, ast.Unary) and c.op == "!":
+            neg = not neg
+            c = c.expr
+        if isinstance(c, ast.Member) and c.name in ("hit", "miss") and isinstance(
+            self.chk.types.get(id(c.expr)), ApplyResultT
+        ):
+            assert isinstance(c.expr, ast.Call)
+            return c.expr, (c.name == "hit") != neg
+        if contains_apply(c, self):
+            raise err(c, f"{show_expr(c)}: table application inside a complex condition is "
+                      "unsupported on this target")
+        return None
+
+    def switch(self, s: ast.SwitchStmt, nxt: Optional[str]) -> Optional[str]:
+        e = s.expr
+        assert isinstance(e, ast.Member) and isinstance(e.expr, ast.Call)
+        call = e.expr
+        tsym = self.chk.calls[id(call)].sym
+        assert tsym is not None
+        tdecl: ast.TableDecl = tsym.decl
+        action_names = [r.name for r in self.chk.table_action_refs(tdecl)]
+        by_action: dict[str, Optional[str]] = {}
+        default_target: Optional[str] = nxt
+        pending: list[str] = []
+        for c in s.cases:
+            label = "default" if isinstance(c.label, ast.Default) else c.label.name  # type: ignore
+            pending.append(label)
+            if c.body is None:
+                continue
+            target = self.seq(c.body.stmts, nxt)
+            for lab in pending:
+                if lab == "default":
+                    default_target = target
+                else:
+                    by_action[lab] = target
+            pending = []
+        nt: dict[str, Optional[str]] = {}
+        for a in action_names:
+            sym = self.chk.scopes[id(tdecl)].lookup(a)
+            assert sym is not None
+            nt[sym.qualified] = by_action.get(a, default_target)
+        return self.apply_table(call, nt, None, nxt, per_action=True)
+
+    # ------------------------------------------------------------------ tables
+
+    def apply_table(self, call: ast.Call, next_map: dict[str, Optional[str]],
+                    base_next: Optional[str], nxt: Optional[str],
+                    per_action: bool = False) -> str:
+        info = self.chk.calls[id(call)]
+        sym = info.sym
+        assert sym is not None
+        if sym.qualified in self.applied:
+            raise err(call, f"{show_expr(call)}: a table can only be applied once on this "
+                      "target")
+        self.applied.add(sym.qualified)
+        tj, pre = self.table_json(sym, call)
+        if per_action:
+            tj["next_tables"] = next_map
+            tj["base_default_next"] = nxt
+        elif next_map:
+            tj["next_tables"] = next_map
+            tj["base_default_next"] = nxt
+        else:
+            tj["next_tables"] = {a: base_next for a in tj["actions"]}
+            tj["base_default_next"] = base_next
+        self.tables.append(tj)
+        entry = tj["name"]
+        if pre:
+            entry = self.simple_key_run(pre, entry, call)
+        return entry
+
+    def simple_key_run(self, ops: list[dict[str, Any]], nxt: str, node: ast.Node) -> str:
+        base = f"{os.path.splitext(os.path.basename(node.loc.file))[0]}{node.loc.line}"
+        aname = self.prog.fresh_action_name(base)
+        aid = self.prog.add_action_json(aname, [], ops, node, synthesized=True)
+        return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, node)
+
+    def table_json(self, sym: Any, call: ast.Call) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        d: ast.TableDecl = sym.decl
+        props = {p.name: p for p in d.properties}
+        keys: list[dict[str, Any]] = []
+        mfields: list[MatchFieldInfo] = []
+        pre = StmtLowerer(self.prog, self.env, "action")
+        kinds: list[str] = []
+        for k in props["key"].keys if "key" in props else []:
+            mt = MATCH_TYPES.get(k.match_kind)
+            if mt is None:
+                raise err(k, f"{k.match_kind}: match kind unsupported on this target")
+            kinds.append(mt)
+            kname = annotation_string(k, "name") or show_expr(k.expr)
+            target, kmask, width = self.key_target(k.expr, pre)
+            keys.append({"match_type": mt, "name": kname, "target": target, "mask": kmask})
+            mfields.append(MatchFieldInfo(kname, width, mt.upper(),
+                                          self.prog.annotations(k)))
+        if "range" in kinds:
+            tmt = "range"
+        elif "ternary" in kinds or "optional" in kinds:
+            tmt = "ternary"
+        elif "lpm" in kinds:
+            tmt = "lpm"
+        else:
+            tmt = "exact"
+        if kinds.count("lpm") > 1:
+            raise err(d, f"{d.name}: more than one lpm key is not allowed")
+        refs = list(props["actions"].actions)
+        scope = self.chk.scopes[id(d)]
+        action_syms = []
+        ref_infos: list[ActionRefInfo] = []
+        for r in refs:
+            asym = scope.lookup(r.name)
+            assert asym is not None
+            if any(p.direction is not None for p in asym.decl.params):
+                raise err(r, f"{r.name}: actions with directional parameters in a table are "
+                          "unsupported on this target")
+            action_syms.append(asym)
+            sc = "TABLE_AND_DEFAULT"
+            if annotation(r, "tableonly"):
+                sc = "TABLE_ONLY"
+            elif annotation(r, "defaultonly"):
+                sc = "DEFAULT_ONLY"
+            ref_infos.append(ActionRefInfo(asym.qualified, sc, self.prog.annotations(r)))
+        dflt = props.get("default_action")
+        if dflt is None:
+            na = self.chk.top.lookup("NoAction")
+            if na is None or na.kind != "action":
+                raise err(d, f"{d.name}: no default_action and NoAction is not declared")
+            if "NoAction" not in [s.name for s in action_syms]:
+                action_syms.append(na)
+                ref_infos.append(ActionRefInfo(na.qualified, "DEFAULT_ONLY"))
+        ids = [self.prog.ensure_action(s, self.env) for s in action_syms]
+        names = [s.qualified for s in action_syms]
+        tname = sym.qualified
+        size = self.chk.consts.get(id(props["size"]), 1024) if "size" in props else 1024
+        tj: dict[str, Any] = {
+            "name": tname,
+            "id": 0,
+            "source_info": source_info(d, d.name),
+            "key": keys,
+            "match_type": tmt,
+            "type": "simple",
+            "max_size": size,
+            "with_counters": False,
+            "support_timeout": False,
+            "direct_meters": None,
+            "action_ids": ids,
+            "actions": names,
+            "base_default_next": None,
+            "next_tables": {},
+        }
+        info = TableInfo(tname, mfields, ref_infos, size=size,
+                         annotations=self.prog.annotations(d), id=self.prog.anno_id(d))
+        if "support_timeout" in props:
+            tj["support_timeout"] = bool(self.x.const(props["support_timeout"].value))
+        if "counters" in props:
+            cname = self.instance_of(props["counters"].value)
+            tj["with_counters"] = True
+            self.prog.bind_direct("counter", cname, tname)
+            info.direct_counters.append(cname)
+        if "meters" in props:
+            mname = self.instance_of(props["meters"].value)
+            tj["direct_meters"] = mname
+            self.prog.bind_direct("meter", mname, tname)
+            info.direct_meters.append(mname)
+        if dflt is not None:
+            dcall = dflt.value
+            assert isinstance(dcall, ast.Call)
+            dinfo = self.chk.calls[id(dcall)]
+            aid = self.prog.ensure_action(dinfo.sym, self.env)
+            data = self.action_data(dinfo)
+            tj["default_entry"] = {"action_id": aid, "action_const": dflt.is_const,
+                                   "action_data": data, "action_entry_const": dflt.is_const}
+            if dflt.is_const:
+                info.const_default_action = dinfo.sym.qualified
+        else:
+            tj["default_entry"] = {"action_id": ids[names.index("NoAction")],
+                                   "action_const": False, "action_data": [],
+                                   "action_entry_const": False}
+        if "entries" in props:
+            ep = props["entries"]
+            tj["entries"] = self.entries(ep, kinds, tmt, keys_w=[f.bitwidth for f in mfields])
+            if ep.is_const:
+                info.is_const_table = True
+            else:
+                info.has_initial_entries = True
+        self.prog.resources.tables.append(info)
+        return tj, pre.ops
+
+    def instance_of(self, e: Optional[ast.Expr]) -> str:
+        assert isinstance(e, ast.PathExpr)
+        sym = self.chk.syms[id(e)]
+        return sym.qualified
+
+    def action_data(self, info: Any) -> list[str]:
+        out = []
+        for p, a in zip(info.decl.params, info.args):
+            if p.direction is not None:
+                continue
+            v = self.chk.consts.get(id(a))
+            if v is None:
+                v = self.x.const(a)
+            out.append(hexstr(int(v), bit_width(self.chk.decl_syms[id(p)].type))["value"])
+        return out
+
+    def key_target(self, e: ast.Expr, pre: StmtLowerer) -> tuple[Any, Any, int]:
+        t = self.x.type(e)
+        width = bit_width(t)
+        info = self.chk.calls.get(id(e)) if isinstance(e, ast.Call) else None
+        if info is not None and info.kind == "builtin" and info.name == "isValid":
+            loc = self.x.loc(info.base)  # type: ignore[arg-type]
+            if isinstance(loc, HeaderLoc):
+                return [loc.name, "$valid$"], None, 1
+        if isinstance(e, ast.Binary) and e.op == "&":
+            m = self.x.const(e.right)
+            loc = self.x.loc(e.left)
+            if m is not None and isinstance(loc, FieldLoc):
+                return [loc.header, loc.field], hexstr(int(m), width)["value"], width
+        loc = self.x.loc(e)
+        if isinstance(loc, FieldLoc) and not isinstance(t, BoolT):
+            return [loc.header, loc.field], None, width
+        tmp = self.prog.layout.add_scalar("key", t)
+        pre.emit_assign(field_ref(tmp.header, tmp.field), self.x.data(e), e, show_expr(e))
+        return [tmp.header, tmp.field], None, width
+
+    def entries(self, ep: ast.TableProperty, kinds: list[str], tmt: str,
+                keys_w: list[int]) -> list[dict[str, Any]]:
+        out = []
+        prio = 1
+        for ent in ep.entries:
+            ks = ent.keyset
+            elems = ks.elems if isinstance(ks, ast.ListExpr) and len(kinds) != 1 else [ks]
+            if isinstance(ks, ast.ListExpr) and len(kinds) == 1 and len(ks.elems) == 1:
+                elems = ks.elems
+            mk = []
+            for el, kind, w in zip(elems, kinds, keys_w):
+                mk.append(self.entry_key(el, kind, w))
+            ainfo = self.chk.calls[id(ent.action)]
+            aid = self.prog.ensure_action(ainfo.sym, self.env)
+            e: dict[str, Any] = {
+                "source_info": source_info(ent, show_expr(ks)),
+                "match_key": mk,
+                "action_entry": {"action_id": aid, "action_data": self.action_data(ainfo)},
+                "priority": prio,
+            }
+            if ent.priority is not None:
+                e["priority"] = self.chk.consts[id(ent.priority)]
+            out.append(e)
+            prio += 1
+        return out
+
+    def entry_key(self, el: ast.Expr, kind: str, w: int) -> dict[str, Any]:
+        full = (1 << w) - 1
+        if kind == "exact":
+            return {"match_type": "exact", "key": hexstr(int(self.x.const(el)), w)["value"]}
+        if kind in ("ternary", "optional"):
+            if isinstance(el, (ast.DontCare, ast.Default)):
+                v, m = 0, 0
+            elif isinstance(el, ast.Binary) and el.op == "&&&":
+                v, m = int(self.x.const(el.left)), int(self.x.const(el.right))
+            else:
+                v, m = int(self.x.const(el)), full
+            return {"match_type": "ternary", "key": hexstr(v & m, w)["value"],
+                    "mask": hexstr(m, w)["value"]}
+        if kind == "lpm":
+            if isinstance(el, (ast.DontCare, ast.Default)):
+                return {"match_type": "lpm", "key": hexstr(0, w)["value"], "prefix_length": 0}
+            if isinstance(el, ast.Binary) and el.op == "&&&":
+                v, m = int(self.x.const(el.left)), int(self.x.const(el.right))
+                plen = bin(m).count("1")
+            else:
+                v, plen = int(self.x.const(el)), w
+            return {"match_type": "lpm", "key": hexstr(v, w)["value"], "prefix_length": plen}
+        if kind == "range":
+            if isinstance(el, (ast.DontCare, ast.Default)):
+                lo, hi = 0, full
+            elif isinstance(el, ast.Binary) and el.op == "..":
+                lo, hi = int(self.x.const(el.left)), int(self.x.const(el.right))
+            else:
+                lo = hi = int(self.x.const(el))
+            return {"match_type": "range", "start": hexstr(lo, w)["value"],
+                    "end": hexstr(hi, w)["value"]}
+        raise err(el, f"{kind}: unsupported match kind in entries")
+
+
+def contains_apply(e: Any, cl: ControlLowerer) -> bool:
+    if isinstance(e, ast.Call):
+        info = cl.chk.calls.get(id(e))
+        if info is not None and info.kind == "builtin" and info.name == "apply":
+            return True
+    if isinstance(e, ast.Expr):
+        for v in vars(e).values():
+            if isinstance(v, ast.Expr) and contains_apply(v, cl):
+                return True
+    return False
+
+
+# ---------------------------------------------------------------------- deparser, checksums
+
+
+def lower_deparser(prog: Program, d: ast.ControlDecl, env: dict[int, Loc]) -> dict[str, Any]:
+    x = ExprLowerer(prog.chk, env)
+    order: list[str] = []
+
+    def add(loc: Loc, node: ast.Node) -> None:
+        if isinstance(loc, HeaderLoc):
+            order.append(loc.name)
+        elif isinstance(loc, StackLoc):
+            for el in loc.elems:
+                add(el, node)
+        elif isinstance(loc, UnionLoc):
+            for m in loc.members.values():
+                add(m, node)
+        elif isinstance(loc, StructLoc):
+            for fn, _ in loc.type.fields:
+                add(loc.fields[fn], node)
+        elif isinstance(loc, (FieldLoc, JsonLoc)):
+            raise err(node, f"{show_expr(node)}: only headers can be emitted")  # type: ignore
+
+    def walk(stmts: list[Any]) -> None:
+        for s in stmts:
+            if isinstance(s, ast.BlockStmt):
+                walk(s.stmts)
+                continue
+            if isinstance(s, ast.EmptyStmt):
+                continue
+            if isinstance(s, ast.CallStmt):
+                info = prog.chk.calls[id(s.call)]
+                if info.kind == "method" and info.name == "emit":
+                    arg = info.args[0]
+                    assert arg is not None
+                    loc = x.loc(arg)
+                    if loc is None:
+                        raise err(arg, f"{show_expr(arg)}: cannot emit this expression")
+                    add(loc, arg)
+                    continue
+            raise err(s, "only packet.emit calls are supported in the deparser on this target")
+
+    walk(d.apply.stmts)
+    if d.locals:
+        raise err(d.locals[0], "declarations in the deparser are unsupported on this target")
+    return {"name": "deparser", "id": 0, "source_info": source_info(d, d.name), "order": order,
+            "primitives": []}
+
+
+def lower_checksums(prog: Program, d: ast.ControlDecl, env: dict[int, Loc],
+                    verify: bool) -> None:
+    sl = StmtLowerer(prog, env, "action")
+    for s in flatten(d.apply.stmts):
+        if isinstance(s, ast.EmptyStmt):
+            continue
+        ok = False
+        if isinstance(s, ast.CallStmt):
+            info = prog.chk.calls[id(s.call)]
+            want = "verify_checksum" if verify else "update_checksum"
+            if info.kind == "extern_func" and info.name in (want, want + "_with_payload"):
+                ok = True
+                cond, data, target, algo = info.args
+                assert cond is not None and data is not None and target is not None
+                inputs = sl.field_inputs(data, s)
+                if info.name.endswith("_with_payload"):
+                    inputs.append({"type": "payload", "value": None})
+                calc = prog.add_calculation(sl.algo(algo), inputs, s)  # type: ignore[arg-type]
+                tloc = sl.x.loc(target)
+                if not isinstance(tloc, FieldLoc):
+                    raise err(target, f"{show_expr(target)}: checksum target must be a field")
+                c = sl.x.const(cond)
+                if_cond = None if c is True else sl.x.boolean(cond)
+                prog.checksums.append({
+                    "name": prog.fresh_name("cksum"),
+                    "id": len(prog.checksums),
+                    "source_info": source_info(s, show_expr(s.call)),
+                    "target": [tloc.header, tloc.field],
+                    "type": "generic",
+                    "calculation": calc,
+                    "verify": verify,
+                    "update": not verify,
+                    "if_cond": if_cond,
+                })
+        if not ok:
+            raise err(s, f"only {'verify' if verify else 'update'}_checksum calls are supported in"
+                      " this control on this target")
+    if sl.ops:
+        raise err(d, "checksum inputs must be fields or constants on this target")
+    if d.locals:
+        raise err(d.locals[0], "declarations in checksum controls are unsupported on this target")
+
+
+def flatten(stmts: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for s in stmts:
+        if isinstance(s, ast.BlockStmt):
+            out.extend(flatten(s.stmts))
+        else:
+            out.append(s)
+    return out

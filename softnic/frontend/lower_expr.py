@@ -1,0 +1,459 @@
+"""Lowering of P4 expressions to BMv2 JSON type-value objects.
+
+BMv2 evaluates arithmetic with unbounded precision and only truncates when a value is stored, so,
+like p4c, we wrap every operation that can overflow its P4 width (``+ - * << ~``, negation,
+narrowing casts) in ``& 0xff..`` (or ``two_comp_mod`` for signed values). BMv2 also keeps booleans
+and bit values apart: a bool stored in a field is data and must be read through ``d2b``; a boolean
+expression stored into a field goes through ``b2d``. :class:`Val` carries which of the two a JSON
+value is so the conversions are inserted exactly where needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from softnic.frontend import ast
+from softnic.frontend.check import Checker, CompileError, err, fold_binary, mask, wrap_signed
+from softnic.frontend.layout import (
+    DynHeaderLoc,
+    FieldLoc,
+    HeaderLoc,
+    JsonLoc,
+    Loc,
+    StackLastLoc,
+    StackLoc,
+    StackNextLoc,
+    StructLoc,
+    UnionLoc,
+)
+from softnic.frontend.pretty import show_expr
+from softnic.frontend.types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    InfIntT,
+    PType,
+    StackT,
+    bit_width,
+)
+
+Env = dict[int, Loc]  # id(Sym) -> where the variable lives
+
+
+def hexstr(value: int, width: Optional[int] = None) -> dict[str, Any]:
+    """``{"type": "hexstr"}`` with p4c's zero padding to the type's byte width."""
+    return {"type": "hexstr", "value": hex_text(value, width)}
+
+
+def hex_text(value: int, width: Optional[int] = None) -> str:
+    if value < 0:
+        return "-" + hex_text(-value, width)
+    digits = f"{value:x}"
+    if width is not None:
+        n = max(1, (width + 7) // 8) * 2
+        digits = digits.rjust(n, "0")
+    elif len(digits) % 2:
+        digits = "0" + digits
+    return "0x" + digits
+
+
+def op(o: str, left: Optional[dict[str, Any]], right: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "expression", "value": {"op": o, "left": inner(left), "right": inner(right)}}
+
+
+def inner(j: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """Action parameters are ``runtime_data`` at the top of a primitive argument but
+    ``local`` inside an expression tree (JSON_format.md)."""
+    if j is not None and j.get("type") == "runtime_data":
+        return {"type": "local", "value": j["value"]}
+    return j
+
+
+@dataclass
+class Val:
+    json: dict[str, Any]
+    is_bool: bool = False  # True: a BMv2 boolean value; False: data
+
+
+def field_ref(h: str, f: str) -> dict[str, Any]:
+    return {"type": "field", "value": [h, f]}
+
+
+class ExprLowerer:
+    def __init__(self, chk: Checker, env: Env, in_parser: bool = False) -> None:
+        self.chk = chk
+        self.env = env
+        self.in_parser = in_parser
+
+    # ------------------------------------------------------------------ helpers
+
+    def type(self, e: ast.Expr) -> PType:
+        t = self.chk.types.get(id(e))
+        if t is None:
+            raise err(e, f"{show_expr(e)}: internal error: expression was not type-checked")
+        return t
+
+    def const(self, e: ast.Expr) -> Any:
+        """Compile-time value of ``e`` or None (folding through the checker's findings)."""
+        if id(e) in self.chk.consts:
+            return self.chk.consts[id(e)]
+        if isinstance(e, ast.IntLiteral):
+            return e.value
+        if isinstance(e, ast.BoolLiteral):
+            return e.value
+        if isinstance(e, ast.PathExpr):
+            sym = self.chk.syms.get(id(e))
+            return sym.value if sym is not None and sym.kind == "const" else None
+        if isinstance(e, ast.Unary):
+            v = self.const(e.expr)
+            if v is None:
+                return None
+            t = self.chk.types.get(id(e))
+            if e.op == "!":
+                return not v
+            if e.op == "-":
+                v = -v
+            elif e.op == "~":
+                v = ~v
+            if isinstance(t, BitT):
+                return v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
+            return v
+        if isinstance(e, ast.Binary) and e.op not in ("&&&", ".."):
+            a, b = self.const(e.left), self.const(e.right)
+            if a is None or b is None:
+                return None
+            v = fold_binary(e.op, a, b)
+            t = self.chk.types.get(id(e))
+            if isinstance(v, int) and not isinstance(v, bool) and isinstance(t, BitT):
+                v = v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
+            return v
+        if isinstance(e, ast.Cast):
+            v = self.const(e.expr)
+            t = self.chk.types.get(id(e))
+            if v is None:
+                return None
+            if isinstance(t, BitT):
+                v = int(v)
+                return v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
+            if isinstance(t, BoolT):
+                return bool(v)
+            return v
+        if isinstance(e, ast.Slice):
+            v = self.const(e.expr)
+            if v is None:
+                return None
+            hi, lo = self.const(e.hi), self.const(e.lo)
+            return (v >> lo) & mask(hi - lo + 1)
+        if isinstance(e, ast.Ternary):
+            c = self.const(e.cond)
+            if c is None:
+                return None
+            return self.const(e.then if c else e.other)
+        return None
+
+    # ------------------------------------------------------------------ locations
+
+    def loc(self, e: ast.Expr) -> Optional[Loc]:
+        """The storage an lvalue-shaped expression denotes, or None for computed values."""
+        if isinstance(e, ast.PathExpr):
+            sym = self.chk.syms.get(id(e))
+            if sym is None or sym.kind != "var":
+                return None
+            loc = self.env.get(id(sym))
+            if loc is None:
+                raise err(e, f"{e.name}: internal error: no storage for variable")
+            return loc
+        if isinstance(e, ast.Member):
+            base = self.loc(e.expr)
+            if base is None:
+                if isinstance(e.expr, ast.Call):
+                    return None
+                return None
+            return self.member_loc(base, e)
+        if isinstance(e, ast.Index):
+            base = self.loc(e.expr)
+            if not isinstance(base, StackLoc):
+                return None
+            i = self.const(e.index)
+            if isinstance(i, int):
+                return base.elems[i]
+            assert isinstance(base.type.elem, HeaderT)
+            idx = self.data(e.index)
+            j = {
+                "type": "expression",
+                "value": {
+                    "op": "dereference_header_stack",
+                    "left": {"type": "header_stack", "value": base.name},
+                    "right": inner(idx),
+                },
+            }
+            return DynHeaderLoc(j, base.type.elem)
+        return None
+
+    def member_loc(self, base: Loc, e: ast.Member) -> Optional[Loc]:
+        name = e.name
+        if isinstance(base, StructLoc):
+            return base.fields[name]
+        if isinstance(base, HeaderLoc):
+            ft = base.type.field_type(name)
+            assert ft is not None
+            return FieldLoc(base.name, name, ft)
+        if isinstance(base, UnionLoc):
+            return base.members[name]
+        if isinstance(base, StackLoc):
+            if name == "last":
+                return StackLastLoc(base)
+            if name == "next":
+                if not self.in_parser:
+                    raise err(e, f"{show_expr(e)}: .next is only supported in parsers on this "
+                              "target")
+                return StackNextLoc(base)
+            return None
+        if isinstance(base, StackLastLoc):
+            elem = base.stack.type.elem
+            assert isinstance(elem, HeaderT)
+            ft = elem.field_type(name)
+            assert ft is not None
+            return JsonLoc({"type": "stack_field", "value": [base.stack.name, name]}, ft, True)
+        if isinstance(base, DynHeaderLoc):
+            names = [f for f, _ in base.type.fields]
+            ft = base.type.field_type(name)
+            assert ft is not None
+            j = {"type": "expression",
+                 "value": {"op": "access_field", "left": base.json, "right": names.index(name)}}
+            return JsonLoc(j, ft, True)
+        return None
+
+    def loc_json(self, loc: Loc, node: ast.Node) -> dict[str, Any]:
+        if isinstance(loc, FieldLoc):
+            return field_ref(loc.header, loc.field)
+        if isinstance(loc, JsonLoc):
+            return loc.json
+        if isinstance(loc, HeaderLoc):
+            return {"type": "header", "value": loc.name}
+        if isinstance(loc, StackLoc):
+            return {"type": "header_stack", "value": loc.name}
+        if isinstance(loc, UnionLoc):
+            return {"type": "header_union", "value": loc.name}
+        if isinstance(loc, DynHeaderLoc):
+            return loc.json
+        if isinstance(loc, StructLoc) and loc.header is not None:
+            return {"type": "header", "value": loc.header}
+        raise err(node, "a value of this kind cannot be used here on this target")
+
+    # ------------------------------------------------------------------ values
+
+    def data(self, e: ast.Expr) -> dict[str, Any]:
+        """``e`` as a BMv2 data value (bools converted with b2d)."""
+        v = self.lower(e)
+        if v.is_bool:
+            return op("b2d", None, v.json)
+        return v.json
+
+    def boolean(self, e: ast.Expr) -> dict[str, Any]:
+        """``e`` (of P4 type bool) as a BMv2 boolean value (fields converted with d2b)."""
+        v = self.lower(e)
+        if not v.is_bool:
+            return op("d2b", None, v.json)
+        return v.json
+
+    def param(self, e: ast.Expr) -> dict[str, Any]:
+        """A primitive argument: data, with expressions wrapped once more as p4c does."""
+        j = self.data(e)
+        return wrap_param(j)
+
+    def lower(self, e: ast.Expr) -> Val:
+        t = self.type(e)
+        c = self.const(e)
+        if c is not None and not isinstance(e, ast.PathExpr) or (
+            c is not None and isinstance(e, ast.PathExpr)
+        ):
+            if isinstance(t, BoolT) or isinstance(c, bool):
+                return Val({"type": "bool", "value": bool(c)}, True)
+            width = bit_width(t) if isinstance(t, (BitT, EnumT, ErrorT)) else None
+            return Val(hexstr(int(c), width))
+        loc = self.loc(e)
+        if loc is not None:
+            return Val(self.loc_json(loc, e))
+        if isinstance(e, ast.Member):
+            return self.lower_member_value(e)
+        if isinstance(e, ast.Unary):
+            return self.lower_unary(e, t)
+        if isinstance(e, ast.Binary):
+            return self.lower_binary(e, t)
+        if isinstance(e, ast.Ternary):
+            cond = self.boolean(e.cond)
+            a, b = self.data(e.then), self.data(e.other)
+            j = {"type": "expression",
+                 "value": {"op": "?", "left": inner(a), "right": inner(b), "cond": cond}}
+            return Val(j)
+        if isinstance(e, ast.Cast):
+            return self.lower_cast(e, t)
+        if isinstance(e, ast.Slice):
+            base = self.data(e.expr)
+            hi, lo = self.const(e.hi), self.const(e.lo)
+            shifted = op(">>", base, hexstr(lo)) if lo else base
+            return Val(op("&", shifted, hexstr(mask(hi - lo + 1), hi - lo + 1)))
+        if isinstance(e, ast.Call):
+            return self.lower_call_value(e)
+        raise err(e, f"{show_expr(e)}: expression unsupported on this target")
+
+    def lower_member_value(self, e: ast.Member) -> Val:
+        bt = self.chk.types.get(id(e.expr))
+        if isinstance(bt, StackT) and e.name == "lastIndex":
+            base = self.loc(e.expr)
+            assert isinstance(base, StackLoc)
+            return Val(op("last_stack_index", None, {"type": "header_stack", "value": base.name}))
+        if isinstance(bt, StackT) and e.name == "nextIndex":
+            raise err(e, f"{show_expr(e)}: nextIndex is unsupported on this target")
+        if isinstance(e.expr, ast.Call) and self.is_lookahead(e.expr):
+            return Val(self.lookahead_json(e.expr, e.name))
+        raise err(e, f"{show_expr(e)}: expression unsupported on this target")
+
+    def is_lookahead(self, e: ast.Expr) -> bool:
+        info = self.chk.calls.get(id(e))
+        return info is not None and info.kind == "method" and info.name == "lookahead"
+
+    def lookahead_json(self, call: ast.Call, member: Optional[str] = None) -> dict[str, Any]:
+        if not self.in_parser:
+            raise err(call, "lookahead is only supported in parsers")
+        t = self.type(call)
+        if member is None:
+            return {"type": "lookahead", "value": [0, bit_width(t)]}
+        assert isinstance(t, HeaderT)
+        off = 0
+        for fn, ft in t.fields:
+            if fn == member:
+                return {"type": "lookahead", "value": [off, bit_width(ft)]}
+            off += bit_width(ft)
+        raise err(call, f"no field {member}")
+
+    def lower_unary(self, e: ast.Unary, t: PType) -> Val:
+        if e.op == "!":
+            return Val(op("not", None, self.boolean(e.expr)), True)
+        x = self.data(e.expr)
+        if e.op == "+":
+            return Val(x)
+        if e.op == "~":
+            return self.wrap(op("~", None, x), t)
+        if e.op == "-":
+            return self.wrap(op("-", hexstr(0), x), t)
+        raise err(e, f"unsupported operator {e.op}")
+
+    def wrap(self, j: dict[str, Any], t: PType) -> Val:
+        """Truncate an arithmetic result to its P4 width."""
+        if isinstance(t, BitT):
+            if t.signed:
+                return Val(op("two_comp_mod", j, hexstr(t.width)))
+            return Val(op("&", j, hexstr(mask(t.width), t.width)))
+        return Val(j)
+
+    def lower_binary(self, e: ast.Binary, t: PType) -> Val:
+        o = e.op
+        if o in ("&&", "||"):
+            return Val(op("and" if o == "&&" else "or", self.boolean(e.left),
+                          self.boolean(e.right)), True)
+        if o in ("==", "!="):
+            lt = self.type(e.left)
+            if isinstance(lt, BoolT):
+                return Val(op(o, self.data(e.left), self.data(e.right)), True)
+            return Val(op(o, self.data(e.left), self.data(e.right)), True)
+        if o in ("<", "<=", ">", ">="):
+            return Val(op(o, self.data(e.left), self.data(e.right)), True)
+        a, b = self.data(e.left), self.data(e.right)
+        if o in ("&", "|", "^"):
+            return Val(op(o, a, b))
+        if o == ">>":
+            return Val(op(o, a, b))
+        if o in ("+", "-", "*", "<<"):
+            return self.wrap(op(o, a, b), t)
+        if o == "++":
+            rt = self.type(e.right)
+            assert isinstance(rt, BitT) and isinstance(t, BitT)
+            shifted = op("<<", a, hexstr(rt.width))
+            return Val(op("&", op("|", shifted, b), hexstr(mask(t.width), t.width)))
+        if o in ("|+|", "|-|"):
+            assert isinstance(t, BitT)
+            raw = op("+" if o == "|+|" else "-", a, b)
+            return Val(op("sat_cast" if t.signed else "usat_cast", raw, hexstr(t.width)))
+        if o in ("/", "%"):
+            raise err(e, f"{show_expr(e)}: division and modulo are unsupported on this target")
+        raise err(e, f"{show_expr(e)}: operator {o} unsupported here")
+
+    def lower_cast(self, e: ast.Cast, t: PType) -> Val:
+        st = self.type(e.expr)
+        if isinstance(t, BoolT):
+            if isinstance(st, BoolT):
+                return self.lower(e.expr)
+            return Val(op("d2b", None, self.data(e.expr)), True)
+        x = self.data(e.expr)
+        if isinstance(t, BitT):
+            if isinstance(st, BitT) and st.width <= t.width and st.signed == t.signed:
+                return Val(x)
+            if isinstance(st, EnumT) and st.underlying is not None and (
+                st.underlying.width <= t.width
+            ):
+                return Val(x)
+            return self.wrap(x, t)
+        return Val(x)
+
+    def lower_call_value(self, e: ast.Call) -> Val:
+        info = self.chk.calls.get(id(e))
+        if info is None:
+            raise err(e, f"{show_expr(e)}: internal error: call not checked")
+        if info.kind == "builtin" and info.name == "isValid":
+            assert info.base is not None
+            loc = self.loc(info.base)
+            if isinstance(loc, HeaderLoc):
+                return Val(op("d2b", None, field_ref(loc.name, "$valid$")), True)
+            if isinstance(loc, DynHeaderLoc):
+                return Val(op("valid", None, loc.json), True)
+            if isinstance(loc, UnionLoc):
+                return Val(op("valid_union", None, {"type": "header_union", "value": loc.name}),
+                           True)
+            if isinstance(loc, StackLastLoc):
+                raise err(e, f"{show_expr(e)}: isValid on .last is unsupported on this target")
+        if self.is_lookahead(e):
+            return Val(self.lookahead_json(e))
+        if info.kind == "function":
+            return self.inline_pure_function(e, info)
+        raise err(e, f"{show_expr(e)}: calls with side effects cannot be used inside an "
+                  "expression on this target; assign the result in a separate statement")
+
+    def inline_pure_function(self, e: ast.Call, info: Any) -> Val:
+        d: ast.FunctionDecl = info.sym.decl
+        stmts = d.body.stmts
+        if len(stmts) != 1 or not isinstance(stmts[0], ast.ReturnStmt) or stmts[0].value is None:
+            raise err(e, f"{show_expr(e)}: only functions whose body is a single return "
+                      "statement can be used in expressions on this target")
+        env = dict(self.env)
+        for p, a in zip(d.params, info.args):
+            psym = self.chk.decl_syms[id(p)]
+            assert a is not None
+            loc = self.loc(a)
+            env[id(psym)] = loc if loc is not None else JsonLoc(self.data(a), self.type(a))
+        sub = ExprLowerer(self.chk, env, self.in_parser)
+        return sub.lower(stmts[0].value)
+
+
+def wrap_param(j: dict[str, Any]) -> dict[str, Any]:
+    if j.get("type") == "expression":
+        return {"type": "expression", "value": j}
+    return j
+
+
+__all__ = [
+    "CompileError",
+    "Env",
+    "ExprLowerer",
+    "InfIntT",
+    "Val",
+    "field_ref",
+    "hex_text",
+    "hexstr",
+    "op",
+    "wrap_param",
+]

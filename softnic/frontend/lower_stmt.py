@@ -1,0 +1,560 @@
+"""Lowering of straight-line statements to BMv2 primitives (action bodies, parser states).
+
+An action body becomes a list of primitive calls. Assignments of structs are split per field;
+calls to v1model externs map to the primitives simple_switch implements (``register_read``,
+``modify_field_with_hash_based_offset``, ``generate_digest``...). ``if`` inside an action is
+predicated (each assignment becomes ``x = c ? v : x``) when its branches only assign, which is
+what p4c-bm2-ss does; the checker has already rejected branches that call externs.
+
+In a parser state the same statements become ``parser_ops``: plain field assignments are ``set``
+ops, ``extract``/``verify``/``advance`` are parser ops and anything else is wrapped in a
+``primitive`` op.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from softnic.frontend import ast
+from softnic.frontend.check import CallInfo, err
+from softnic.frontend.layout import (
+    DynHeaderLoc,
+    FieldLoc,
+    HeaderLoc,
+    JsonLoc,
+    Loc,
+    StackLastLoc,
+    StackLoc,
+    StackNextLoc,
+    StructLoc,
+    UnionLoc,
+)
+from softnic.frontend.lower_expr import ExprLowerer, field_ref, hexstr, inner, op, wrap_param
+from softnic.frontend.pretty import show_expr, show_stmt
+from softnic.frontend.types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    PType,
+    StructT,
+    TupleT,
+    bit_width,
+)
+
+if TYPE_CHECKING:
+    from softnic.frontend.lower import Program
+
+HASH_ALGOS = {
+    "crc32": "crc32",
+    "crc32_custom": "crc32_custom",
+    "crc16": "crc16",
+    "crc16_custom": "crc16_custom",
+    "random": "random",
+    "identity": "identity",
+    "csum16": "csum16",
+    "xor16": "xor16",
+}
+
+
+def source_info(node: ast.Node, fragment: str) -> dict[str, Any]:
+    return {
+        "filename": node.loc.file,
+        "line": node.loc.line,
+        "column": node.loc.col,
+        "source_fragment": fragment,
+    }
+
+
+class StmtLowerer:
+    def __init__(self, prog: Program, env: dict[int, Loc], mode: str = "action",
+                 action_name: str = "") -> None:
+        self.prog = prog
+        self.chk = prog.chk
+        self.env = env
+        self.mode = mode  # 'action' | 'parser'
+        self.action_name = action_name
+        self.ops: list[dict[str, Any]] = []
+        self.x = ExprLowerer(self.chk, env, in_parser=mode == "parser")
+        self.cond_stack: list[dict[str, Any]] = []  # active predicates (bool JSON of a field)
+
+    # ------------------------------------------------------------------ output
+
+    def prim(self, name: str, params: list[dict[str, Any]], node: ast.Node,
+             fragment: str = "") -> None:
+        p = {"op": name, "parameters": params,
+             "source_info": source_info(node, fragment or self.frag(node))}
+        if self.mode == "parser":
+            self.ops.append({"op": "primitive", "parameters": [p]})
+        else:
+            self.ops.append(p)
+
+    def frag(self, node: ast.Node) -> str:
+        if isinstance(node, ast.Stmt):
+            return show_stmt(node)
+        if isinstance(node, ast.Expr):
+            return show_expr(node)
+        return ""
+
+    # ------------------------------------------------------------------ statements
+
+    def stmts(self, ss: list[Any]) -> None:
+        for s in ss:
+            self.stmt(s)
+
+    def stmt(self, s: Any) -> None:
+        if isinstance(s, ast.BlockStmt):
+            self.stmts(s.stmts)
+        elif isinstance(s, ast.AssignStmt):
+            self.assign(s.lhs, s.rhs, s)
+        elif isinstance(s, ast.VarDecl):
+            sym = self.chk.decl_syms[id(s)]
+            t = sym.type
+            assert t is not None
+            self.env[id(sym)] = self.prog.layout.alloc(t, s.name, "")
+            if s.init is not None:
+                self.assign(ast.PathExpr(s.name, loc=s.loc), s.init, s, target=self.env[id(sym)])
+        elif isinstance(s, ast.ConstDecl):
+            pass
+        elif isinstance(s, ast.CallStmt):
+            self.call(s.call, s)
+        elif isinstance(s, ast.IfStmt):
+            self.predicated_if(s)
+        elif isinstance(s, ast.ExitStmt):
+            if self.mode == "parser":
+                raise err(s, "exit in a parser is unsupported on this target")
+            self.prim("exit", [], s, "exit")
+        elif isinstance(s, ast.ReturnStmt):
+            pass  # the checker allows return only as the last statement
+        elif isinstance(s, ast.EmptyStmt):
+            pass
+        else:
+            raise err(s, f"{type(s).__name__}: unsupported statement in this context")
+
+    def predicated_if(self, s: ast.IfStmt) -> None:
+        if self.mode == "parser":
+            raise err(s, "if statements in parser states are unsupported on this target")
+        c = self.x.boolean(s.cond)
+        tmp = self.prog.layout.add_scalar("cond", BoolT())
+        self.emit_assign(field_ref(tmp.header, tmp.field), op("b2d", None, c), s,
+                         f"if ({show_expr(s.cond)})")
+        cref = op("d2b", None, field_ref(tmp.header, tmp.field))
+        self.cond_stack.append(cref)
+        self.stmt(s.then)
+        self.cond_stack.pop()
+        if s.other is not None:
+            self.cond_stack.append(op("not", None, cref))
+            self.stmt(s.other)
+            self.cond_stack.pop()
+
+    def guard(self, dst: dict[str, Any], val: dict[str, Any]) -> dict[str, Any]:
+        """Under active predicates, ``dst = val`` becomes ``dst = cond ? val : dst``."""
+        for c in reversed(self.cond_stack):
+            val = {"type": "expression",
+                   "value": {"op": "?", "left": inner(val), "right": inner(dst), "cond": c}}
+        return val
+
+    def emit_assign(self, dst: dict[str, Any], val: dict[str, Any], node: ast.Node,
+                    fragment: str = "") -> None:
+        val = self.guard(dst, val)
+        if self.mode == "parser" and dst.get("type") == "field":
+            self.ops.append({"op": "set", "parameters": [dst, wrap_param(val)]})
+            return
+        self.prim("assign", [dst, wrap_param(val)], node, fragment)
+
+    # ------------------------------------------------------------------ assignment
+
+    def assign(self, lhs: ast.Expr, rhs: ast.Expr, node: ast.Node,
+               target: Optional[Loc] = None) -> None:
+        dst = target if target is not None else self.x.loc(lhs)
+        lt = self.x.type(lhs) if target is None else self.chk.types.get(id(rhs))
+        if isinstance(lhs, ast.Slice):
+            self.assign_slice(lhs, rhs, node)
+            return
+        if dst is None:
+            raise err(lhs, f"{show_expr(lhs)}: cannot assign to this expression on this target")
+        self.assign_loc(dst, rhs, node, lt)
+
+    def assign_loc(self, dst: Loc, rhs: ast.Expr, node: ast.Node, lt: Optional[PType]) -> None:
+        if isinstance(dst, (FieldLoc, JsonLoc)):
+            if isinstance(rhs, ast.Call) and self.x.is_lookahead(rhs) and self.mode == "parser":
+                self.ops.append({"op": "set", "parameters": [
+                    self.x.loc_json(dst, node), self.x.lookahead_json(rhs)]})
+                return
+            self.emit_assign(self.x.loc_json(dst, node), self.x.data(rhs), node)
+            return
+        if isinstance(dst, (HeaderLoc, DynHeaderLoc)):
+            if isinstance(rhs, (ast.ListExpr, ast.StructInit)):
+                self.assign_fields_from_init(dst, rhs, node)
+                return
+            src = self.x.loc(rhs)
+            if src is None:
+                raise err(rhs, f"{show_expr(rhs)}: unsupported header value on this target")
+            self.no_predicate(node)
+            self.prim("assign_header", [self.x.loc_json(dst, node), self.x.loc_json(src, rhs)],
+                      node)
+            return
+        if isinstance(dst, UnionLoc):
+            src = self.x.loc(rhs)
+            if not isinstance(src, UnionLoc):
+                raise err(rhs, f"{show_expr(rhs)}: unsupported header_union value")
+            self.no_predicate(node)
+            self.prim("assign_union", [self.x.loc_json(dst, node), self.x.loc_json(src, rhs)],
+                      node)
+            return
+        if isinstance(dst, StructLoc):
+            if isinstance(rhs, ast.ListExpr):
+                for (fn, _), el in zip(dst.type.fields, rhs.elems):
+                    self.assign_loc(dst.fields[fn], el, node, None)
+                return
+            if isinstance(rhs, ast.StructInit):
+                for fn, el in rhs.fields:
+                    self.assign_loc(dst.fields[fn], el, node, None)
+                return
+            src = self.x.loc(rhs)
+            if not isinstance(src, StructLoc):
+                raise err(rhs, f"{show_expr(rhs)}: unsupported struct value on this target")
+            for fn, _ in dst.type.fields:
+                self.copy_loc(dst.fields[fn], src.fields[fn], node)
+            return
+        raise err(node, f"{show_expr(rhs)}: unsupported assignment on this target")
+
+    def copy_loc(self, dst: Loc, src: Loc, node: ast.Node) -> None:
+        if isinstance(dst, StructLoc) and isinstance(src, StructLoc):
+            for fn, _ in dst.type.fields:
+                self.copy_loc(dst.fields[fn], src.fields[fn], node)
+        elif isinstance(dst, (FieldLoc, JsonLoc)):
+            self.emit_assign(self.x.loc_json(dst, node), self.x.loc_json(src, node), node)
+        elif isinstance(dst, HeaderLoc):
+            self.no_predicate(node)
+            self.prim("assign_header", [self.x.loc_json(dst, node), self.x.loc_json(src, node)],
+                      node)
+        elif isinstance(dst, StackLoc) and isinstance(src, StackLoc):
+            self.prim("assign_header_stack",
+                      [self.x.loc_json(dst, node), self.x.loc_json(src, node)], node)
+        else:
+            raise err(node, "unsupported struct copy on this target")
+
+    def assign_fields_from_init(self, dst: Loc, rhs: ast.Expr, node: ast.Node) -> None:
+        """``h = {a, b}`` makes ``h`` valid and sets its fields (P4_16 8.11)."""
+        self.no_predicate(node)
+        hj = self.x.loc_json(dst, node)
+        self.prim("add_header", [hj], node)
+        assert isinstance(dst, (HeaderLoc, DynHeaderLoc))
+        names = [fn for fn, _ in dst.type.fields]
+        pairs = (
+            list(zip(names, rhs.elems)) if isinstance(rhs, ast.ListExpr) else list(rhs.fields)
+        )
+        for fn, el in pairs:
+            floc = self.x.member_loc(dst, ast.Member(rhs, fn, loc=rhs.loc))
+            assert floc is not None
+            self.emit_assign(self.x.loc_json(floc, node), self.x.data(el), node)
+
+    def assign_slice(self, lhs: ast.Slice, rhs: ast.Expr, node: ast.Node) -> None:
+        base = self.x.loc(lhs.expr)
+        bt = self.x.type(lhs.expr)
+        if base is None or not isinstance(bt, BitT):
+            raise err(lhs, f"{show_expr(lhs)}: cannot assign to this slice on this target")
+        hi, lo = self.x.const(lhs.hi), self.x.const(lhs.lo)
+        w = hi - lo + 1
+        keep = ((1 << bt.width) - 1) ^ (((1 << w) - 1) << lo)
+        bj = self.x.loc_json(base, node)
+        new = op("&", self.x.data(rhs), hexstr((1 << w) - 1, w))
+        if lo:
+            new = op("<<", new, hexstr(lo))
+        val = op("|", op("&", bj, hexstr(keep, bt.width)), new)
+        self.emit_assign(bj, val, node)
+
+    def no_predicate(self, node: ast.Node) -> None:
+        if self.cond_stack:
+            raise err(node, "Conditional execution in actions unsupported on this target")
+
+    # ------------------------------------------------------------------ calls
+
+    def call(self, call: ast.Call, node: ast.Node) -> None:
+        info = self.chk.calls.get(id(call))
+        if info is None:
+            raise err(call, f"{show_expr(call)}: internal error: call not checked")
+        if self.cond_stack and info.kind != "action":
+            if not (info.kind == "builtin" and info.name == "isValid"):
+                raise err(node, "Conditional execution in actions unsupported on this target")
+        if info.kind == "action":
+            self.inline_action(info, node)
+        elif info.kind == "function":
+            self.inline_function(info, node)
+        elif info.kind == "builtin":
+            self.builtin(call, info, node)
+        elif info.kind == "method":
+            self.method(call, info, node)
+        elif info.kind == "extern_func":
+            self.extern_func(call, info, node)
+        else:
+            raise err(call, f"{show_expr(call)}: unsupported call here")
+
+    def bind_params(self, params: list[ast.Param], info: CallInfo, env: dict[int, Loc]) -> None:
+        for p, a in zip(params, info.args):
+            psym = self.chk.decl_syms[id(p)]
+            if a is None:
+                if p.default is not None:
+                    a = p.default
+                else:
+                    raise err(p, f"{p.name}: missing argument")
+            loc = self.x.loc(a)
+            if p.direction in ("out", "inout"):
+                if loc is None:
+                    raise err(a, f"{show_expr(a)}: must be a left-value")
+                env[id(psym)] = loc
+            elif loc is not None and not isinstance(loc, StackNextLoc):
+                env[id(psym)] = loc
+            else:
+                t = self.chk.types.get(id(a))
+                assert t is not None
+                env[id(psym)] = JsonLoc(self.x.data(a), t)
+
+    def inline_action(self, info: CallInfo, node: ast.Node) -> None:
+        d: ast.ActionDecl = info.decl
+        env = dict(self.env)
+        self.bind_params(d.params, info, env)
+        sub = StmtLowerer(self.prog, env, self.mode, self.action_name)
+        sub.cond_stack = list(self.cond_stack)
+        sub.stmts(d.body.stmts)
+        self.ops.extend(sub.ops)
+
+    def inline_function(self, info: CallInfo, node: ast.Node) -> None:
+        d: ast.FunctionDecl = info.sym.decl  # type: ignore[union-attr]
+        env = dict(self.env)
+        self.bind_params(d.params, info, env)
+        sub = StmtLowerer(self.prog, env, self.mode, self.action_name)
+        sub.cond_stack = list(self.cond_stack)
+        sub.stmts(d.body.stmts)
+        self.ops.extend(sub.ops)
+
+    def builtin(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
+        name = info.name
+        assert info.base is not None
+        if name in ("setValid", "setInvalid"):
+            loc = self.x.loc(info.base)
+            if loc is None:
+                raise err(call, f"{show_expr(call)}: unsupported header expression")
+            self.prim("add_header" if name == "setValid" else "remove_header",
+                      [self.x.loc_json(loc, call)], node)
+        elif name in ("push_front", "pop_front"):
+            loc = self.x.loc(info.base)
+            assert isinstance(loc, StackLoc)
+            n = self.x.const(info.args[0])  # type: ignore[arg-type]
+            self.prim("push" if name == "push_front" else "pop",
+                      [{"type": "header_stack", "value": loc.name}, hexstr(n)], node)
+        elif name == "isValid":
+            pass
+        elif name == "apply":
+            raise err(call, f"{show_expr(call)}: tables can only be applied in a control's apply "
+                      "block")
+        else:
+            raise err(call, f"{show_expr(call)}: unsupported here")
+
+    # ------------------------------------------------------------------ extern methods
+
+    def instance_name(self, info: CallInfo, call: ast.Call) -> tuple[str, ExternT]:
+        sym = info.sym
+        if sym is None or sym.kind != "instance" or not isinstance(sym.type, ExternT):
+            raise err(call, f"{show_expr(call)}: extern methods must be called on an instance")
+        return sym.qualified, sym.type
+
+    def method(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
+        base_t = self.chk.types.get(id(info.base))
+        if isinstance(base_t, ExternT) and base_t.name == "packet_in":
+            self.packet_in(call, info, node)
+            return
+        if isinstance(base_t, ExternT) and base_t.name == "packet_out":
+            raise err(call, "packet_out.emit is only allowed in the deparser")
+        name, et = self.instance_name(info, call)
+        a = info.args
+        if et.name == "register" and info.name == "read":
+            self.prim("register_read", [
+                self.lvalue(a[0]), {"type": "register_array", "value": name},
+                self.x.param(a[1])], node)  # type: ignore[arg-type]
+        elif et.name == "register" and info.name == "write":
+            self.prim("register_write", [
+                {"type": "register_array", "value": name}, self.x.param(a[0]),  # type: ignore
+                self.x.param(a[1])], node)  # type: ignore[arg-type]
+        elif et.name == "counter" and info.name == "count":
+            self.prim("count", [{"type": "counter_array", "value": name},
+                                self.x.param(a[0])], node)  # type: ignore[arg-type]
+        elif et.name == "meter" and info.name == "execute_meter":
+            self.prim("execute_meter", [
+                {"type": "meter_array", "value": name}, self.x.param(a[0]),  # type: ignore
+                self.lvalue(a[1])], node)  # type: ignore[arg-type]
+        elif et.name == "direct_counter" and info.name == "count":
+            pass  # BMv2 counts direct counters on every hit by itself
+        elif et.name == "direct_meter" and info.name == "read":
+            dst = self.x.loc(a[0])  # type: ignore[arg-type]
+            if not isinstance(dst, FieldLoc):
+                raise err(call, f"{show_expr(call)}: direct meter result must be a field")
+            self.prog.direct_meter_targets[name] = [dst.header, dst.field]
+        else:
+            raise err(call, f"{show_expr(call)}: extern method {et.name}.{info.name} is "
+                      "unsupported on this target")
+
+    def lvalue(self, e: ast.Expr) -> dict[str, Any]:
+        loc = self.x.loc(e)
+        if loc is None:
+            raise err(e, f"{show_expr(e)}: must be a left-value")
+        return self.x.loc_json(loc, e)
+
+    def packet_in(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
+        if self.mode != "parser":
+            raise err(call, f"{show_expr(call)}: packet_in methods are only allowed in parsers")
+        a = info.args
+        if info.name == "extract":
+            loc = self.x.loc(a[0])  # type: ignore[arg-type]
+            if isinstance(loc, HeaderLoc):
+                target = {"type": "regular", "value": loc.name}
+            elif isinstance(loc, StackNextLoc):
+                target = {"type": "stack", "value": loc.stack.name}
+            else:
+                raise err(call, f"{show_expr(call)}: extract target must be a header or "
+                          "stack.next")
+            if len(a) > 1 and a[1] is not None:
+                self.ops.append({"op": "extract_VL",
+                                 "parameters": [target, self.x.param(a[1])]})
+            else:
+                self.ops.append({"op": "extract", "parameters": [target]})
+        elif info.name == "advance":
+            self.ops.append({"op": "advance", "parameters": [self.x.param(a[0])]})  # type: ignore
+        elif info.name == "lookahead":
+            pass  # a lookahead whose result is unused has no effect
+        else:
+            raise err(call, f"{show_expr(call)}: packet_in.{info.name} is unsupported here")
+
+    # ------------------------------------------------------------------ extern functions
+
+    def extern_func(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
+        n = info.name
+        a = info.args
+        if n == "verify":
+            if self.mode != "parser":
+                raise err(call, "verify is only allowed in parsers")
+            self.ops.append({"op": "verify", "parameters": [
+                self.x.boolean(a[0]), self.x.data(a[1])]})  # type: ignore[arg-type]
+        elif n == "mark_to_drop":
+            self.prim("mark_to_drop", [{"type": "header", "value": "standard_metadata"}], node)
+        elif n == "hash":
+            self.hash(call, info, node)
+        elif n == "digest":
+            self.digest(call, info, node)
+        elif n == "random":
+            self.prim("modify_field_rng_uniform", [
+                self.lvalue(a[0]), self.x.param(a[1]), self.x.param(a[2])], node)  # type: ignore
+        elif n == "truncate":
+            self.prim("truncate", [self.x.param(a[0])], node)  # type: ignore[arg-type]
+        elif n in ("assert", "assume"):
+            self.prim(n, [wrap_param(self.x.boolean(a[0]))], node)  # type: ignore[arg-type]
+        elif n == "log_msg":
+            msg = a[0]
+            if not isinstance(msg, ast.StringLiteral):
+                raise err(call, "log_msg needs a string literal")
+            vec: list[dict[str, Any]] = []
+            if len(a) > 1 and a[1] is not None:
+                elems = a[1].elems if isinstance(a[1], ast.ListExpr) else [a[1]]
+                vec = [self.x.data(el) for el in elems]
+            self.prim("log_msg", [{"type": "string", "value": msg.value},
+                                  {"type": "parameters_vector", "value": vec}], node)
+        elif n == "clone":
+            self.prim(self.clone_prim(a[0], call), [self.x.param(a[1]), hexstr(0)],  # type: ignore
+                      node)
+        elif n == "clone_preserving_field_list":
+            fl = self.prog.field_list_id(self.x.const(a[2]), call)  # type: ignore[arg-type]
+            self.prim(self.clone_prim(a[0], call),  # type: ignore[arg-type]
+                      [self.x.param(a[1]), hexstr(fl)], node)  # type: ignore[arg-type]
+        elif n in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            fl = self.prog.field_list_id(self.x.const(a[0]), call)  # type: ignore[arg-type]
+            self.prim("resubmit" if n.startswith("resubmit") else "recirculate",
+                      [hexstr(fl)], node)
+        elif n in ("verify_checksum", "update_checksum", "verify_checksum_with_payload",
+                   "update_checksum_with_payload"):
+            raise err(call, f"{n} is only supported in the checksum controls of V1Switch")
+        else:
+            raise err(call, f"{show_expr(call)}: extern {n} is unsupported on this target")
+
+    def clone_prim(self, kind: ast.Expr, call: ast.Call) -> str:
+        v = self.x.const(kind)
+        t = self.x.type(kind)
+        if not isinstance(t, EnumT) or v is None:
+            raise err(call, "clone type must be CloneType.I2E or CloneType.E2E")
+        member = t.members[v]
+        return "clone_ingress_pkt_to_egress" if member == "I2E" else "clone_egress_pkt_to_egress"
+
+    def field_inputs(self, data: ast.Expr, node: ast.Node) -> list[dict[str, Any]]:
+        """Hash/checksum inputs must be fields or constants: spill computed values to temps."""
+        elems = data.elems if isinstance(data, ast.ListExpr) else [data]
+        out: list[dict[str, Any]] = []
+        for el in elems:
+            out.extend(self.field_input(el, node))
+        return out
+
+    def field_input(self, el: ast.Expr, node: ast.Node) -> list[dict[str, Any]]:
+        t = self.x.type(el)
+        c = self.x.const(el)
+        if c is not None and isinstance(t, BitT):
+            return [{"type": "hexstr", "value": hexstr(int(c), t.width)["value"],
+                     "bitwidth": t.width}]
+        loc = self.x.loc(el)
+        if isinstance(loc, FieldLoc):
+            return [field_ref(loc.header, loc.field)]
+        if isinstance(loc, HeaderLoc):
+            return [field_ref(loc.name, fn) for fn, _ in loc.type.fields]
+        if isinstance(loc, StructLoc):
+            out: list[dict[str, Any]] = []
+            for fn, _ in loc.type.fields:
+                out.extend(self.loc_inputs(loc.fields[fn], el))
+            return out
+        if isinstance(t, (BitT, BoolT, EnumT, ErrorT)):
+            tmp = self.prog.layout.add_scalar("tmp", t)
+            self.emit_assign(field_ref(tmp.header, tmp.field), self.x.data(el), node)
+            return [field_ref(tmp.header, tmp.field)]
+        raise err(el, f"{show_expr(el)}: unsupported hash/checksum input on this target")
+
+    def loc_inputs(self, loc: Loc, node: ast.Node) -> list[dict[str, Any]]:
+        if isinstance(loc, FieldLoc):
+            return [field_ref(loc.header, loc.field)]
+        if isinstance(loc, HeaderLoc):
+            return [field_ref(loc.name, fn) for fn, _ in loc.type.fields]
+        if isinstance(loc, StructLoc):
+            out: list[dict[str, Any]] = []
+            for fn, _ in loc.type.fields:
+                out.extend(self.loc_inputs(loc.fields[fn], node))
+            return out
+        raise err(node, "unsupported field list element on this target")
+
+    def algo(self, e: ast.Expr) -> str:
+        t = self.x.type(e)
+        v = self.x.const(e)
+        if not isinstance(t, EnumT) or v is None:
+            raise err(e, f"{show_expr(e)}: hash algorithm must be a HashAlgorithm constant")
+        return HASH_ALGOS[t.members[v]]
+
+    def hash(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
+        a = info.args
+        inputs = self.field_inputs(a[3], node)  # type: ignore[arg-type]
+        calc = self.prog.add_calculation(self.algo(a[1]), inputs, call)  # type: ignore[arg-type]
+        self.prim("modify_field_with_hash_based_offset", [
+            self.lvalue(a[0]), self.x.param(a[2]),  # type: ignore[arg-type]
+            {"type": "calculation", "value": calc}, self.x.param(a[4])], node)  # type: ignore
+
+    def digest(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
+        a = info.args
+        data = a[1]
+        assert data is not None
+        t = info.bindings.get("T") or self.x.type(data)
+        if not isinstance(t, StructT):
+            raise err(call, f"{show_expr(call)}: the digest type must be a struct")
+        elems = self.field_inputs(data, node)
+        fields = [(fn, bit_width(ft)) for fn, ft in t.fields]
+        lid = self.prog.add_learn_list(t.name, elems, fields, call)
+        self.prim("generate_digest", [self.x.param(a[0]), hexstr(lid)], node)  # type: ignore
+
+
+def tuple_or_struct(t: PType) -> bool:
+    return isinstance(t, (TupleT, StructT, HeaderT))

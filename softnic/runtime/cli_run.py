@@ -1,0 +1,314 @@
+"""``softnic run``: the drop-in for ``simple_switch_grpc``.
+
+Command line (FIDELITY.md)::
+
+    softnic run [PROG.json | --no-p4] -i 1@veth1 -i 2@veth2 ... [--device-id N]
+        [--log-console] [--log-level L] [--log-file F] [--pcap-dir DIR] [--thrift-port P]
+        [--grpc-server-addr HOST:PORT] [--cpu-port N] [-- --grpc-server-addr HOST:PORT --cpu-port N]
+
+simple_switch_grpc takes its gRPC options after ``--`` (they belong to the gRPC target, not to
+the switch core); we accept them there and before ``--`` alike, so scripts written for either
+spelling work. ``--thrift-port`` is accepted and ignored: softnic has no Thrift server.
+
+The process prints one startup line, forwards until SIGINT/SIGTERM, then stops the P4Runtime
+server, closes the ports and exits 0. Errors in the arguments or an interface that does not exist
+end it with exit code 2 (usage) or 1 (runtime) before anything is started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from softnic.runtime.ports import PortError, PortSet, parse_port_spec
+
+log = logging.getLogger("softnic.run")
+
+TRACE = 5  # below DEBUG: one line per packet and per pipeline step
+logging.addLevelName(TRACE, "TRACE")
+LOG_LEVELS = {
+    "trace": TRACE,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+    "off": logging.CRITICAL + 10,
+}
+DEFAULT_GRPC_ADDR = "0.0.0.0:9559"
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class RunConfig:
+    program: Path | None
+    ports: dict[int, str]
+    device_id: int = 0
+    cpu_port: int | None = None
+    grpc_addr: str = DEFAULT_GRPC_ADDR
+    log_console: bool = False
+    log_level: str = "info"
+    log_file: Path | None = None
+    pcap_dir: Path | None = None
+    thrift_port: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so ``main`` owns the exit code and messages."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _grpc_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--grpc-server-addr", metavar="HOST:PORT",
+                   help=f"P4Runtime server address (default {DEFAULT_GRPC_ADDR})")
+    p.add_argument("--cpu-port", type=int, metavar="N",
+                   help="port whose packets go to / come from the controller (packet-in/out)")
+
+
+def _main_parser() -> _Parser:
+    p = _Parser(prog="softnic run", add_help=True,
+                description="Run a BMv2 JSON program on raw interfaces with a P4Runtime server "
+                            "(drop-in for simple_switch_grpc).")
+    p.add_argument("program", nargs="?", type=Path, help="BMv2 JSON produced by softnic compile "
+                   "or p4c-bm2-ss")
+    p.add_argument("--no-p4", action="store_true",
+                   help="start without a program; the controller pushes one over P4Runtime")
+    p.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
+                   help="attach switch port PORT to interface IFACE (repeatable)")
+    p.add_argument("--device-id", type=int, default=0, metavar="N")
+    p.add_argument("--log-console", action="store_true", help="log to stderr (per-packet trace)")
+    p.add_argument("-L", "--log-level", choices=sorted(LOG_LEVELS), default=None)
+    p.add_argument("--log-file", type=Path, metavar="F")
+    p.add_argument("--pcap-dir", "--pcap", dest="pcap_dir", type=Path, metavar="DIR",
+                   help="write <iface>_in.pcap / <iface>_out.pcap for every port")
+    p.add_argument("--thrift-port", type=int, metavar="P", help="accepted and ignored")
+    _grpc_options(p)
+    return p
+
+
+def _target_parser() -> _Parser:
+    p = _Parser(prog="softnic run ... --", add_help=False)
+    _grpc_options(p)
+    return p
+
+
+def _check_addr(addr: str) -> str:
+    host, sep, port = addr.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise UsageError(f"bad --grpc-server-addr {addr!r}: expected HOST:PORT")
+    return addr
+
+
+def parse_args(argv: list[str]) -> RunConfig:
+    """Parse a ``softnic run`` command line; raises :class:`UsageError` with a one-line reason."""
+    if "--" in argv:
+        cut = argv.index("--")
+        core_argv, target_argv = argv[:cut], argv[cut + 1:]
+    else:
+        core_argv, target_argv = argv, []
+    core = _main_parser().parse_args(core_argv)
+    target = _target_parser().parse_args(target_argv)
+
+    if core.program is not None and core.no_p4:
+        raise UsageError("give either PROG.json or --no-p4, not both")
+    if core.program is None and not core.no_p4:
+        raise UsageError("expected PROG.json or --no-p4")
+    if core.program is not None and not core.program.is_file():
+        raise UsageError(f"program {str(core.program)!r} does not exist")
+
+    ports: dict[int, str] = {}
+    for spec in core.interface:
+        try:
+            num, ifname = parse_port_spec(spec)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        if num in ports:
+            raise UsageError(f"port {num} is given twice ({ports[num]} and {ifname})")
+        if ifname in ports.values():
+            raise UsageError(f"interface {ifname} is given for two ports")
+        ports[num] = ifname
+
+    def merged(name: str) -> Any:
+        before, after = getattr(core, name), getattr(target, name)
+        if before is not None and after is not None and before != after:
+            opt = "--" + name.replace("_", "-")
+            raise UsageError(f"{opt} given before and after '--' with different values")
+        return after if after is not None else before
+
+    cpu_port = merged("cpu_port")
+    if cpu_port is not None and not 0 <= cpu_port < 512:
+        raise UsageError("--cpu-port must be in 0..511")
+    if cpu_port is not None and cpu_port in ports:
+        raise UsageError(f"--cpu-port {cpu_port} is also a data port ({ports[cpu_port]})")
+    grpc_addr = _check_addr(merged("grpc_server_addr") or DEFAULT_GRPC_ADDR)
+
+    cfg = RunConfig(
+        program=core.program, ports=ports, device_id=core.device_id, cpu_port=cpu_port,
+        grpc_addr=grpc_addr, log_console=core.log_console,
+        log_level=core.log_level or ("trace" if core.log_console else "info"),
+        log_file=core.log_file, pcap_dir=core.pcap_dir, thrift_port=core.thrift_port)
+    if cfg.thrift_port is not None:
+        cfg.notes.append(f"--thrift-port {cfg.thrift_port} ignored (softnic has no Thrift server)")
+    return cfg
+
+
+def setup_logging(cfg: RunConfig) -> None:
+    """Console and/or file logging at the chosen level; warnings always reach stderr."""
+    root = logging.getLogger("softnic")
+    root.handlers.clear()
+    root.propagate = False
+    fmt = logging.Formatter("[%(asctime)s.%(msecs)03d] [%(levelname)s] %(name)s: %(message)s",
+                            "%H:%M:%S")
+    level = LOG_LEVELS[cfg.log_level]
+    if cfg.log_console:
+        h: logging.Handler = logging.StreamHandler(sys.stderr)
+        h.setLevel(level)
+        h.setFormatter(fmt)
+        root.addHandler(h)
+    else:
+        h = logging.StreamHandler(sys.stderr)
+        h.setLevel(max(level, logging.WARNING))
+        h.setFormatter(fmt)
+        root.addHandler(h)
+    if cfg.log_file is not None:
+        fh = logging.FileHandler(cfg.log_file)
+        fh.setLevel(level)
+        fh.setFormatter(fmt)
+        root.addHandler(fh)
+    root.setLevel(level)
+
+
+def _tracing(cfg: RunConfig) -> bool:
+    return LOG_LEVELS[cfg.log_level] <= TRACE and (cfg.log_console or cfg.log_file is not None)
+
+
+def _traced_handler(process: Any) -> Any:
+    """Wrap ``process_packet`` with one log line per packet in and out (BMv2's console log)."""
+    plog = logging.getLogger("softnic.packet")
+
+    def handler(port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        plog.log(TRACE, "port %d: received packet of %d bytes", port, len(frame))
+        out = process(port, frame)
+        if not out:
+            plog.log(TRACE, "port %d: packet produced no output (dropped or sent to CPU)", port)
+        for egress, data in out:
+            plog.log(TRACE, "port %d -> port %d: transmitting %d bytes", port, egress, len(data))
+        return out
+
+    return handler
+
+
+def run(cfg: RunConfig, ready: threading.Event | None = None,
+        stop: threading.Event | None = None) -> int:
+    """Start switch, ports and P4Runtime server; block until ``stop`` (or a signal) is set."""
+    from softnic.runtime import switch as switch_mod  # imported late: keeps `--help` fast
+    from softnic.runtime.p4rt import P4RuntimeServer
+
+    stop = stop or threading.Event()
+    trace = logging.getLogger("softnic.trace")
+    sw = switch_mod.Switch(**_switch_kwargs(switch_mod.Switch, cfg, trace))
+    if cfg.program is not None:
+        try:
+            sw.load_json(json.loads(cfg.program.read_text()))
+        except (OSError, ValueError) as exc:
+            print(f"softnic run: cannot load {cfg.program}: {exc}", file=sys.stderr)
+            return 1
+        except Exception as exc:  # PipelineLoadError and friends from the engine
+            print(f"softnic run: cannot load {cfg.program}: {exc}", file=sys.stderr)
+            return 1
+
+    ports = PortSet(cfg.ports, pcap_dir=cfg.pcap_dir)
+    try:
+        ports.open()
+    except PortError as exc:
+        print(f"softnic run: {exc}", file=sys.stderr)
+        return 1
+    server = P4RuntimeServer(sw, cfg.device_id, cfg.cpu_port)
+    _connect_transmit(server, ports)
+    try:
+        grpc_port = server.start(cfg.grpc_addr)
+    except Exception as exc:
+        ports.close()
+        print(f"softnic run: cannot start P4Runtime server on {cfg.grpc_addr}: {exc}",
+              file=sys.stderr)
+        return 1
+
+    process = sw.process_packet
+    ports.start(_traced_handler(process) if _tracing(cfg) else process)
+    host = cfg.grpc_addr.rpartition(":")[0]
+    prog = str(cfg.program) if cfg.program is not None else "none (--no-p4)"
+    port_list = " ".join(f"{n}@{i}" for n, i in sorted(cfg.ports.items())) or "none"
+    cpu = cfg.cpu_port if cfg.cpu_port is not None else "none"
+    for note in cfg.notes:
+        print(f"softnic run: note: {note}", file=sys.stderr)
+    print(f"softnic run: program {prog}; ports {port_list}; cpu port {cpu}; "
+          f"P4Runtime on {host}:{grpc_port} device id {cfg.device_id}", flush=True)
+    if ready is not None:
+        ready.set()
+    try:
+        while not stop.wait(0.5):  # a timed wait keeps the main thread responsive to signals
+            pass
+    finally:
+        server.stop()
+        ports.stop()
+        log.info("stopped; port stats: %s", {n: vars(s) for n, s in ports.stats().items()})
+    return 0
+
+
+def _switch_kwargs(cls: Any, cfg: RunConfig, trace: logging.Logger) -> dict[str, Any]:
+    """Constructor arguments the engine's Switch accepts (cpu port, trace callable)."""
+    import inspect
+
+    params = inspect.signature(cls).parameters
+    kw: dict[str, Any] = {}
+    if "cpu_port" in params:
+        kw["cpu_port"] = cfg.cpu_port
+    if "trace" in params and _tracing(cfg):
+        kw["trace"] = lambda msg, *a: trace.log(TRACE, msg, *a)
+    return kw
+
+
+def _connect_transmit(server: Any, ports: PortSet) -> None:
+    """Give the server the function that sends packet-out results out of the data ports."""
+    setter = getattr(server, "set_transmit", None)
+    if setter is not None:
+        setter(ports.transmit)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        cfg = parse_args(argv)
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    except UsageError as exc:
+        print(f"softnic run: error: {exc}", file=sys.stderr)
+        print("usage: softnic run [PROG.json | --no-p4] -i PORT@IFACE ... "
+              "[-- --grpc-server-addr HOST:PORT --cpu-port N]  (see --help)", file=sys.stderr)
+        return 2
+    setup_logging(cfg)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("signal %d: shutting down", signum)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
+    return run(cfg, stop=stop)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

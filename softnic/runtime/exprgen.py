@@ -1,0 +1,249 @@
+"""Translate BMv2 JSON expressions (type-value objects) into Python source fragments.
+
+The generated code works on ``F`` (the packet's flat PHV list), ``D`` (the action's runtime data
+tuple) and, in parser states, ``B``/``n``/``pos`` (packet bytes, their length, parse offset).
+Arithmetic is done in Python's unbounded ints, exactly like BMv2 (which computes with infinite
+precision and truncates only when a value is stored into a field); p4c already wraps arithmetic
+that must overflow in explicit ``&`` masks.
+
+Objects the fragments need (stacks' header bases, register arrays, helper functions) are put in
+an environment dict that becomes the generated module's globals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softnic.runtime.api import PipelineLoadError
+from softnic.runtime.loader import HeaderInfo, Layout
+
+BINARY = {
+    "+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^",
+    "==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=", "and": "and",
+    "or": "or", "/": "//", "%": "%",
+}
+
+
+def hexint(v: Any, where: str = "hexstr") -> int:
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        raise PipelineLoadError(f"{where}: expected a hex string, got {v!r}")
+    if isinstance(v, int):
+        return v
+    try:
+        return int(v, 16)
+    except ValueError:
+        raise PipelineLoadError(f"{where}: malformed hex string {v!r}") from None
+
+
+def stack_base(bases: tuple[int, ...], i: int) -> int:
+    """Header base of stack element ``i``; out-of-range (incl. negative) raises IndexError."""
+    if i < 0:
+        raise IndexError(i)
+    return bases[i]
+
+
+def two_comp_mod(v: int, w: int) -> int:
+    half = 1 << (w - 1)
+    return ((v + half) & ((1 << w) - 1)) - half
+
+
+def sat_cast(v: int, w: int) -> int:
+    hi = (1 << (w - 1)) - 1
+    return max(-hi - 1, min(hi, v))
+
+
+def usat_cast(v: int, w: int) -> int:
+    return max(0, min((1 << w) - 1, v))
+
+
+class Hdr:
+    """A header-valued expression: ``base`` is Python source for its first slot."""
+
+    def __init__(self, base: str, htype: str, nfields: int) -> None:
+        self.base = base
+        self.htype = htype
+        self.nfields = nfields
+
+
+class ExprGen:
+    def __init__(self, layout: Layout, header_types: dict[str, dict], env: dict[str, Any],
+                 registers: dict[str, Any]) -> None:
+        self.lay = layout
+        self.htypes = header_types
+        self.env = env
+        self.registers = registers
+        self.nparams: int | None = None  # set while compiling an action body
+        env.setdefault("_sb", stack_base)
+        env.setdefault("_tcm", two_comp_mod)
+        env.setdefault("_sat", sat_cast)
+        env.setdefault("_usat", usat_cast)
+
+    # -- environment -------------------------------------------------------------------------
+    def const(self, obj: Any, hint: str = "k") -> str:
+        for k, v in self.env.items():
+            if v is obj and k.startswith("_" + hint):
+                return k
+        name = f"_{hint}{len(self.env)}"
+        self.env[name] = obj
+        return name
+
+    def stack_bases(self, stack: str) -> str:
+        st = self.lay.stack(stack)
+        key = "_stk_" + "".join(c if c.isalnum() else "_" for c in stack)
+        if key not in self.env:
+            self.env[key] = tuple(self.lay.headers[h].base for h in st.headers)
+        return key
+
+    # -- headers -----------------------------------------------------------------------------
+    def header(self, node: Any, ctx: str) -> Hdr:
+        """A header reference: ``{"type": "header", ...}`` or a stack dereference expression."""
+        if isinstance(node, dict) and node.get("type") == "header":
+            h = self.lay.header(node.get("value"))
+            return Hdr(str(h.base), h.type_name, len(h.fields))
+        if isinstance(node, dict) and node.get("type") == "expression":
+            return self.header(node.get("value"), ctx)
+        if isinstance(node, dict) and node.get("op") == "dereference_header_stack":
+            sname = (node.get("left") or {}).get("value")
+            st = self.lay.stack(sname)
+            idx = self.data(node.get("right"), ctx)
+            h0 = self.lay.headers[st.headers[0]]
+            return Hdr(f"_sb({self.stack_bases(sname)}, {idx})", h0.type_name, len(h0.fields))
+        raise PipelineLoadError(f"{ctx}: expected a header reference, got {node!r}")
+
+    def field_width(self, htype: str, offset: int) -> tuple[int, bool]:
+        f = self.htypes[htype]["fields"][offset]
+        return f[1], bool(f[2]) if len(f) == 3 else False
+
+    # -- lvalues -----------------------------------------------------------------------------
+    def lvalue(self, node: Any, ctx: str) -> tuple[str, int, bool]:
+        """(index source, bitwidth, signed) of an assignable field."""
+        if not isinstance(node, dict):
+            raise PipelineLoadError(f"{ctx}: malformed lvalue {node!r}")
+        t = node.get("type")
+        v = node.get("value")
+        if t == "field":
+            slot = self.lay.field_slot(v)
+            return str(slot), self.lay.widths[slot], self.lay.signed[slot]
+        if t == "stack_field":
+            return self._stack_field(v, ctx)
+        if t == "expression":
+            return self.lvalue(v, ctx)
+        if node.get("op") == "access_field":
+            h = self.header(node.get("left"), ctx)
+            off = node.get("right")
+            if not isinstance(off, int) or not 0 <= off < h.nfields:
+                raise PipelineLoadError(f"{ctx}: bad field offset {off!r}")
+            w, s = self.field_width(h.htype, off)
+            return f"{h.base} + {off}", w, s
+        raise PipelineLoadError(f"{ctx}: not an assignable field: {node!r}")
+
+    def _stack_field(self, v: Any, ctx: str) -> tuple[str, int, bool]:
+        if not (isinstance(v, list) and len(v) == 2):
+            raise PipelineLoadError(f"{ctx}: malformed stack_field {v!r}")
+        st = self.lay.stack(v[0])
+        h0: HeaderInfo = self.lay.headers[st.headers[0]]
+        off = h0.field_index(v[1])
+        w, s = h0.fields[off][1], h0.fields[off][2]
+        return f"_sb({self.stack_bases(v[0])}, F[{st.next_slot}] - 1) + {off}", w, s
+
+    def store(self, dst: tuple[str, int, bool], src: str, src_width: int | None = None) -> str:
+        """Source of a statement storing ``src`` into ``dst`` with BMv2's truncation."""
+        idx, w, signed = dst
+        if signed:
+            return f"F[{idx}] = _tcm({src}, {w})"
+        if src_width is not None and src_width <= w:
+            return f"F[{idx}] = {src}"
+        return f"F[{idx}] = ({src}) & {(1 << w) - 1:#x}"
+
+    # -- rvalues -----------------------------------------------------------------------------
+    def data(self, node: Any, ctx: str) -> str:
+        return self.rv(node, ctx)[0]
+
+    def rv(self, node: Any, ctx: str) -> tuple[str, int | None]:
+        """(Python source, known unsigned bitwidth or None) of an rvalue."""
+        if isinstance(node, bool):
+            return ("True" if node else "False"), 1
+        if isinstance(node, int):
+            return str(node), None
+        if not isinstance(node, dict):
+            raise PipelineLoadError(f"{ctx}: malformed expression {node!r}")
+        t = node.get("type")
+        v = node.get("value")
+        if t is None and "op" in node:
+            return self.op(node, ctx), None
+        if t == "field":
+            slot = self.lay.field_slot(v)
+            return f"F[{slot}]", None if self.lay.signed[slot] else self.lay.widths[slot]
+        if t == "hexstr":
+            val = hexint(v, ctx)
+            return str(val), val.bit_length() if val >= 0 else None
+        if t == "bool":
+            return ("True" if v else "False"), 1
+        if t in ("runtime_data", "local"):
+            if not isinstance(v, int) or v < 0:
+                raise PipelineLoadError(f"{ctx}: bad runtime_data index {v!r}")
+            if self.nparams is not None and v >= self.nparams:
+                raise PipelineLoadError(f"{ctx}: runtime_data index {v} out of range")
+            return f"D[{v}]", None
+        if t == "expression":
+            return self.rv(v, ctx)
+        if t == "stack_field":
+            idx, w, s = self._stack_field(v, ctx)
+            return f"F[{idx}]", None if s else w
+        if t == "lookahead":
+            if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v)):
+                raise PipelineLoadError(f"{ctx}: malformed lookahead {v!r}")
+            return f"_la(B, n, pos, {v[0]}, {v[1]})", v[1]
+        if t == "register":
+            if not (isinstance(v, list) and len(v) == 2):
+                raise PipelineLoadError(f"{ctx}: malformed register reference {v!r}")
+            reg = self.registers.get(v[0])
+            if reg is None:
+                raise PipelineLoadError(f"{ctx}: unknown register array {v[0]!r}")
+            r = self.const(reg, "reg")
+            return f"_regget({r}, {self.data(v[1], ctx)})", reg.bitwidth
+        if t == "string":
+            return repr(str(v)), None
+        if t == "header":
+            h = self.header(node, ctx)
+            return f"F[{h.base} + {h.nfields}]", 1
+        raise PipelineLoadError(f"{ctx}: unsupported expression type {t!r}")
+
+    def op(self, e: dict, ctx: str) -> str:
+        o = e.get("op")
+        left = e.get("left")
+        right = e.get("right")
+        if o in BINARY:
+            return f"({self.data(left, ctx)} {BINARY[o]} {self.data(right, ctx)})"
+        if o == "not":
+            return f"(not {self.data(right, ctx)})"
+        if o == "~":
+            return f"(~{self.data(right, ctx)})"
+        if o == "valid":
+            h = self.header(right, ctx)
+            return f"(F[{h.base} + {h.nfields}] == 1)"
+        if o == "d2b":
+            return f"({self.data(right, ctx)} != 0)"
+        if o == "b2d":
+            return f"(1 if {self.data(right, ctx)} else 0)"
+        if o == "two_comp_mod":
+            return f"_tcm({self.data(left, ctx)}, {self.data(right, ctx)})"
+        if o == "sat_cast":
+            return f"_sat({self.data(left, ctx)}, {self.data(right, ctx)})"
+        if o == "usat_cast":
+            return f"_usat({self.data(left, ctx)}, {self.data(right, ctx)})"
+        if o == "?":
+            c = self.data(e.get("cond"), ctx)
+            return f"({self.data(left, ctx)} if {c} else {self.data(right, ctx)})"
+        if o == "last_stack_index":
+            st = self.lay.stack((right or {}).get("value"))
+            return f"(F[{st.next_slot}] - 1)"
+        if o == "size_stack":
+            st = self.lay.stack((right or {}).get("value"))
+            return f"F[{st.next_slot}]"
+        if o == "access_field":
+            h = self.header(left, ctx)
+            if not isinstance(right, int) or not 0 <= right < h.nfields:
+                raise PipelineLoadError(f"{ctx}: bad field offset {right!r}")
+            return f"F[{h.base} + {right}]"
+        raise PipelineLoadError(f"{ctx}: unsupported expression operator {o!r}")

@@ -1,0 +1,288 @@
+"""Validate BMv2 JSON and lay the program's state out as one flat list of ints.
+
+Why a flat list: every header field of every header instance (metadata included) gets a fixed
+slot index, plus one validity slot per header and one "next index" slot per header stack. A
+packet's whole PHV is then ``template.copy()`` (one C-level copy), and the generated code reads
+and writes ``F[17]`` with constant indices, which is the cheapest state access CPython offers.
+
+Everything that can be wrong with the JSON is detected here or in ``codegen`` at load time and
+reported as :class:`PipelineLoadError`, so a bad program never fails on its first packet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from softnic.runtime.api import PipelineLoadError
+
+# The core errors BMv2 knows; p4c assigns these values in this order when the program uses them.
+DEFAULT_ERRORS = {
+    "NoError": 0,
+    "PacketTooShort": 1,
+    "NoMatch": 2,
+    "StackOutOfBounds": 3,
+    "HeaderTooShort": 4,
+    "ParserTimeout": 5,
+    "ParserInvalidArgument": 6,
+}
+
+# v1model's standard_metadata fields and widths (p4c v1model.p4).
+STANDARD_METADATA_FIELDS = {
+    "ingress_port": 9, "egress_spec": 9, "egress_port": 9, "instance_type": 32,
+    "packet_length": 32, "enq_timestamp": 32, "enq_qdepth": 19, "deq_timedelta": 32,
+    "deq_qdepth": 19, "ingress_global_timestamp": 48, "egress_global_timestamp": 48,
+    "mcast_grp": 16, "egress_rid": 16, "checksum_error": 1, "parser_error": 32, "priority": 3,
+}
+
+
+@dataclass
+class HeaderInfo:
+    name: str
+    type_name: str
+    fields: list[tuple[str, int, bool]]  # (name, bitwidth, signed)
+    base: int  # slot of the first field; field k is at base + k
+    metadata: bool
+    hid: int
+
+    @property
+    def valid_slot(self) -> int:
+        return self.base + len(self.fields)
+
+    @property
+    def nbits(self) -> int:
+        return sum(w for _, w, _ in self.fields)
+
+    def field_index(self, fname: str) -> int:
+        for i, (n, _, _) in enumerate(self.fields):
+            if n == fname:
+                return i
+        raise PipelineLoadError(f"header '{self.name}' has no field '{fname}'")
+
+
+@dataclass
+class StackInfo:
+    name: str
+    headers: list[str]
+    next_slot: int
+
+
+@dataclass
+class Layout:
+    """Slot assignment for the PHV of one packet."""
+
+    headers: dict[str, HeaderInfo] = field(default_factory=dict)
+    stacks: dict[str, StackInfo] = field(default_factory=dict)
+    widths: list[int] = field(default_factory=list)  # per slot (validity: 1)
+    signed: list[bool] = field(default_factory=list)
+    template: list[int] = field(default_factory=list)
+    aliases: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # standard_metadata field -> slot; fields the program lacks get hidden slots, so the
+    # traffic manager can always write them.
+    sm: dict[str, int] = field(default_factory=dict)
+
+    def new_slot(self, width: int, signed: bool = False, init: int = 0) -> int:
+        self.widths.append(width)
+        self.signed.append(signed)
+        self.template.append(init)
+        return len(self.widths) - 1
+
+    def header(self, name: Any) -> HeaderInfo:
+        if not isinstance(name, str) or name not in self.headers:
+            raise PipelineLoadError(f"unknown header instance {name!r}")
+        return self.headers[name]
+
+    def stack(self, name: Any) -> StackInfo:
+        if not isinstance(name, str) or name not in self.stacks:
+            raise PipelineLoadError(f"unknown header stack {name!r}")
+        return self.stacks[name]
+
+    def field_slot(self, ref: Any) -> int:
+        """Slot of ``[header, field]``; ``$valid$`` is the header's validity slot."""
+        if not (isinstance(ref, list) and len(ref) == 2 and all(isinstance(x, str) for x in ref)):
+            raise PipelineLoadError(f"malformed field reference {ref!r}")
+        hname, fname = ref
+        h = self.header(hname)
+        if fname == "$valid$":
+            return h.valid_slot
+        return h.base + h.field_index(fname)
+
+    def optional_slot(self, dotted: str) -> int | None:
+        """Slot of an architecture field such as ``standard_metadata.egress_spec`` (aliases
+        honoured), or None when the program does not declare it."""
+        ref = self.aliases.get(dotted)
+        if ref is None:
+            hname, _, fname = dotted.partition(".")
+            ref = (hname, fname)
+        h = self.headers.get(ref[0])
+        if h is None:
+            return None
+        for i, (n, _, _) in enumerate(h.fields):
+            if n == ref[1]:
+                return h.base + i
+        return None
+
+
+@dataclass
+class Program:
+    """The validated JSON plus its layout; codegen turns it into callables."""
+
+    json: dict
+    layout: Layout
+    errors: dict[str, int]
+    header_types: dict[str, dict]
+    actions_by_id: dict[int, dict]
+    actions_by_name: dict[str, dict]
+    field_lists: dict[int, list[int]]  # id -> slots
+    learn_lists: dict[int, tuple[str, list[tuple[str, int]]]]  # id -> (name, [(field, slot)])
+    calculations: dict[str, dict]
+    registers: dict[str, dict]
+    counters: dict[str, dict]
+    meters: dict[str, dict]
+
+
+def _need(obj: Any, key: str, kind: type | tuple, where: str) -> Any:
+    if not isinstance(obj, dict) or key not in obj:
+        raise PipelineLoadError(f"{where}: missing attribute '{key}'")
+    val = obj[key]
+    if not isinstance(val, kind) or (kind is int and isinstance(val, bool)):
+        raise PipelineLoadError(f"{where}: attribute '{key}' has the wrong type ({val!r})")
+    return val
+
+
+def _list(obj: dict, key: str) -> list:
+    val = obj.get(key, [])
+    if val is None:
+        return []
+    if not isinstance(val, list):
+        raise PipelineLoadError(f"top-level '{key}' must be a JSON array")
+    return val
+
+
+def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
+    lay = Layout()
+    htypes: dict[str, dict] = {}
+    for ht in _list(j, "header_types"):
+        name = _need(ht, "name", str, "header_types[]")
+        fields = _need(ht, "fields", list, f"header type '{name}'")
+        for f in fields:
+            if not (isinstance(f, list) and len(f) in (2, 3) and isinstance(f[0], str)):
+                raise PipelineLoadError(f"header type '{name}': malformed field {f!r}")
+            if f[1] == "*":
+                raise PipelineLoadError(
+                    f"header type '{name}': variable-length field '{f[0]}' is not supported")
+            if not isinstance(f[1], int) or f[1] < 0:
+                raise PipelineLoadError(f"header type '{name}': bad width for field {f!r}")
+        htypes[name] = ht
+    for h in _list(j, "headers"):
+        name = _need(h, "name", str, "headers[]")
+        tname = _need(h, "header_type", str, f"header '{name}'")
+        if tname not in htypes:
+            raise PipelineLoadError(f"header '{name}': unknown header type '{tname}'")
+        if name in lay.headers:
+            raise PipelineLoadError(f"duplicate header instance '{name}'")
+        meta = bool(h.get("metadata", False))
+        fields = [(f[0], f[1], bool(f[2]) if len(f) == 3 else False)
+                  for f in htypes[tname]["fields"]]
+        base = len(lay.widths)
+        for _, w, s in fields:
+            lay.new_slot(w, s)
+        lay.new_slot(1, False, 1 if meta else 0)
+        if not meta and sum(w for _, w, _ in fields) % 8:
+            raise PipelineLoadError(f"header '{name}': width is not a multiple of 8 bits")
+        lay.headers[name] = HeaderInfo(name, tname, fields, base, meta, h.get("id", -1))
+    by_id = {h.hid: h.name for h in lay.headers.values()}
+    for s in _list(j, "header_stacks"):
+        name = _need(s, "name", str, "header_stacks[]")
+        ids = _need(s, "header_ids", list, f"header stack '{name}'")
+        try:
+            names = [by_id[i] for i in ids]
+        except (KeyError, TypeError) as e:
+            raise PipelineLoadError(f"header stack '{name}': unknown header id {e}") from None
+        lay.stacks[name] = StackInfo(name, names, lay.new_slot(32))
+    if _list(j, "header_unions") or _list(j, "header_union_stacks"):
+        raise PipelineLoadError("header unions are not supported by softnic")
+    for alias in _list(j, "field_aliases"):
+        if not (isinstance(alias, list) and len(alias) == 2 and isinstance(alias[0], str)):
+            raise PipelineLoadError(f"malformed field alias {alias!r}")
+        lay.field_slot(alias[1])
+        lay.aliases[alias[0]] = (alias[1][0], alias[1][1])
+    for fname, width in STANDARD_METADATA_FIELDS.items():
+        slot = lay.optional_slot("standard_metadata." + fname)
+        lay.sm[fname] = slot if slot is not None else lay.new_slot(width)
+    return lay, htypes
+
+
+def load_program(j: Any) -> Program:
+    """Validate the top level of ``j`` and build the :class:`Program`."""
+    if not isinstance(j, dict):
+        raise PipelineLoadError("BMv2 JSON must be a JSON object")
+    meta = j.get("__meta__")
+    if isinstance(meta, dict) and isinstance(meta.get("version"), list):
+        ver = meta["version"]
+        if not ver or ver[0] != 2:
+            raise PipelineLoadError(f"unsupported BMv2 JSON version {ver!r} (need 2.x)")
+    for key in ("parsers", "deparsers", "pipelines"):
+        if not isinstance(j.get(key), list) or not j[key]:
+            raise PipelineLoadError(f"BMv2 JSON has no '{key}'")
+    if _list(j, "extern_instances"):
+        raise PipelineLoadError("extern_instances are not supported by softnic (v1model only)")
+    lay, htypes = _build_layout(j)
+
+    errors = dict(DEFAULT_ERRORS)
+    for e in _list(j, "errors"):
+        if not (isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
+                and isinstance(e[1], int)):
+            raise PipelineLoadError(f"malformed error declaration {e!r}")
+        errors[e[0]] = e[1]
+
+    actions_by_id: dict[int, dict] = {}
+    actions_by_name: dict[str, dict] = {}
+    for a in _list(j, "actions"):
+        name = _need(a, "name", str, "actions[]")
+        aid = _need(a, "id", int, f"action '{name}'")
+        _need(a, "primitives", list, f"action '{name}'")
+        for rd in a.get("runtime_data", []) or []:
+            _need(rd, "bitwidth", int, f"action '{name}' runtime_data")
+        actions_by_id[aid] = a
+        actions_by_name.setdefault(name, a)
+
+    def fl_elements(fl: dict, where: str) -> list[tuple[str, int]]:
+        out = []
+        for el in _need(fl, "elements", list, where):
+            if not isinstance(el, dict) or el.get("type") != "field":
+                raise PipelineLoadError(f"{where}: only field elements are supported ({el!r})")
+            out.append((el["value"][1] if isinstance(el.get("value"), list) else "?",
+                        lay.field_slot(el.get("value"))))
+        return out
+
+    field_lists = {}
+    for fl in _list(j, "field_lists"):
+        fid = _need(fl, "id", int, "field_lists[]")
+        field_lists[fid] = [s for _, s in fl_elements(fl, f"field list {fid}")]
+    learn_lists = {}
+    for ll in _list(j, "learn_lists"):
+        lid = _need(ll, "id", int, "learn_lists[]")
+        learn_lists[lid] = (str(ll.get("name", f"digest{lid}")),
+                            fl_elements(ll, f"learn list {lid}"))
+
+    def by_name(key: str) -> dict[str, dict]:
+        out = {}
+        for obj in _list(j, key):
+            out[_need(obj, "name", str, f"{key}[]")] = obj
+        return out
+
+    calcs = by_name("calculations")
+    registers = by_name("register_arrays")
+    for name, r in registers.items():
+        _need(r, "size", int, f"register '{name}'")
+        _need(r, "bitwidth", int, f"register '{name}'")
+    counters = by_name("counter_arrays")
+    meters = by_name("meter_arrays")
+    for name, m in meters.items():
+        if m.get("type", "bytes") not in ("bytes", "packets"):
+            raise PipelineLoadError(f"meter '{name}': bad type {m.get('type')!r}")
+    if _list(j, "parse_vsets"):
+        raise PipelineLoadError("parser value sets are not supported by softnic")
+    return Program(j, lay, errors, htypes, actions_by_id, actions_by_name, field_lists,
+                   learn_lists, calcs, registers, counters, meters)
