@@ -17,7 +17,7 @@ actions) are enforced here too, so an unsupported program never reaches the lowe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.errors import CompileError
@@ -65,7 +65,7 @@ SIDE_EFFECT_BUILTINS = {"setValid", "setInvalid", "push_front", "pop_front"}
 @dataclass
 class ParamT:
     name: str
-    direction: Optional[str]
+    direction: str | None
     type: PType
     has_default: bool = False
 
@@ -82,10 +82,10 @@ class CallInfo:
     kind: str
     name: str
     decl: Any = None
-    sym: Optional[Sym] = None
-    base: Optional[ast.Expr] = None
+    sym: Sym | None = None
+    base: ast.Expr | None = None
     params: list[ParamT] = field(default_factory=list)
-    args: list[Optional[ast.Expr]] = field(default_factory=list)
+    args: list[ast.Expr | None] = field(default_factory=list)
     bindings: dict[str, PType] = field(default_factory=dict)
     ret: PType = field(default_factory=VoidT)
 
@@ -94,14 +94,14 @@ def err(node: ast.Node | None, msg: str) -> CompileError:
     return CompileError(node.loc if node is not None else None, msg)
 
 
-def annotation(node: Any, name: str) -> Optional[ast.Annotation]:
+def annotation(node: Any, name: str) -> ast.Annotation | None:
     for a in getattr(node, "annotations", []) or []:
         if a.name == name:
             return a
     return None
 
 
-def annotation_string(node: Any, name: str) -> Optional[str]:
+def annotation_string(node: Any, name: str) -> str | None:
     """The string argument of ``@name("x")``-style annotations."""
     a = annotation(node, name)
     if a is None:
@@ -129,7 +129,7 @@ class Checker:
         self.scopes: dict[int, Scope] = {}  # id(decl) -> scope its body was checked in
         self.errors: list[str] = []
         self.match_kinds: list[str] = []
-        self.main: Optional[ast.InstantiationDecl] = None
+        self.main: ast.InstantiationDecl | None = None
         self.enums: list[EnumT] = []
         self.actions: list[Sym] = []
         self._cur_action: list[str] = []
@@ -310,7 +310,7 @@ class Checker:
 
     def extern_bindings(self, t: ExternT) -> dict[str, PType]:
         tps = t.decl.type_params if t.decl is not None else []
-        return dict(zip(tps, t.args))
+        return dict(zip(tps, t.args, strict=False))
 
     # ------------------------------------------------------------------ types
 
@@ -456,12 +456,12 @@ class Checker:
 
     # ------------------------------------------------------------------ expressions
 
-    def type_of(self, e: ast.Expr, scope: Scope, expected: Optional[PType] = None) -> PType:
+    def type_of(self, e: ast.Expr, scope: Scope, expected: PType | None = None) -> PType:
         t = self._type_of(e, scope, expected)
         self.types[id(e)] = t
         return t
 
-    def _type_of(self, e: ast.Expr, scope: Scope, expected: Optional[PType]) -> PType:
+    def _type_of(self, e: ast.Expr, scope: Scope, expected: PType | None) -> PType:
         if isinstance(e, ast.IntLiteral):
             if e.width is not None:
                 if e.width <= 0:
@@ -539,12 +539,13 @@ class Checker:
         if isinstance(e, ast.Call):
             return self.type_of_call(e, scope)
         if isinstance(e, ast.ListExpr):
-            exp_elems: list[Optional[PType]] = [None] * len(e.elems)
+            exp_elems: list[PType | None] = [None] * len(e.elems)
             if isinstance(expected, (StructT, HeaderT)) and len(expected.fields) == len(e.elems):
                 exp_elems = [ft for _, ft in expected.fields]
             elif isinstance(expected, TupleT) and len(expected.elems) == len(e.elems):
                 exp_elems = list(expected.elems)
-            return TupleT(tuple(self.type_of(x, scope, et) for x, et in zip(e.elems, exp_elems)))
+            pairs = zip(e.elems, exp_elems, strict=False)
+            return TupleT(tuple(self.type_of(x, scope, et) for x, et in pairs))
         if isinstance(e, ast.StructInit):
             if not isinstance(expected, (StructT, HeaderT)):
                 raise err(e, f"{show_expr(e)}: cannot infer the type of a structure initializer")
@@ -597,7 +598,7 @@ class Checker:
                 return ActionEnumT(bt.table)
         raise err(e, f"{show_expr(e)}: no member {e.name} in a value of type {bt.show()}")
 
-    def type_of_unary(self, e: ast.Unary, scope: Scope, expected: Optional[PType]) -> PType:
+    def type_of_unary(self, e: ast.Unary, scope: Scope, expected: PType | None) -> PType:
         t = self.type_of(e.expr, scope, expected)
         if e.op == "!":
             if not isinstance(t, BoolT):
@@ -632,7 +633,7 @@ class Checker:
                       f"{a.show()} and {b.show()}")
         raise err(e, f"{show_expr(e)}: Cannot unify {b.show()} to {a.show()}")
 
-    def type_of_binary(self, e: ast.Binary, scope: Scope, expected: Optional[PType]) -> PType:
+    def type_of_binary(self, e: ast.Binary, scope: Scope, expected: PType | None) -> PType:
         op = e.op
         if op in ("&&", "||"):
             for side in (e.left, e.right):
@@ -690,10 +691,8 @@ class Checker:
                 if not isinstance(t, (BitT, InfIntT)):
                     raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
             t = self.unify_operands(a, b, e)
-            if op in ("/", "%") and not isinstance(t, InfIntT):
-                if self.const_eval(e, scope) is None:
-                    raise err(e, f"{show_expr(e)}: division and modulo are unsupported on "
-                              "this target")
+            if op in ("/", "%") and isinstance(t, BitT) and t.signed:
+                raise err(e, f"{show_expr(e)}: division of signed values is unsupported")
             if op in ("|+|", "|-|") and isinstance(t, InfIntT):
                 raise err(e, f"{show_expr(e)}: saturating arithmetic needs a width")
             return t
@@ -734,13 +733,13 @@ class Checker:
             return
         if isinstance(src, TupleT) and isinstance(dst, (StructT, HeaderT)):
             if len(src.elems) == len(dst.fields):
-                for st, (_, ft) in zip(src.elems, dst.fields):
+                for st, (_, ft) in zip(src.elems, dst.fields, strict=False):
                     self.assignable(st, ft, node)
                 return
         if isinstance(src, TupleT) and isinstance(dst, TupleT) and len(src.elems) == len(
             dst.elems
         ):
-            for a, b in zip(src.elems, dst.elems):
+            for a, b in zip(src.elems, dst.elems, strict=False):
                 self.assignable(a, b, node)
             return
         if isinstance(dst, TypeVarT):
@@ -815,7 +814,7 @@ class Checker:
                 return TableT(sym.qualified)
         return self.type_of(base, scope)
 
-    def root_sym(self, e: ast.Expr) -> Optional[Sym]:
+    def root_sym(self, e: ast.Expr) -> Sym | None:
         while isinstance(e, (ast.Member, ast.Index)):
             e = e.expr
         return self.syms.get(id(e)) if isinstance(e, ast.PathExpr) else None
@@ -876,7 +875,7 @@ class Checker:
         scope: Scope,
         outer: dict[str, PType],
         what: str,
-        type_args: Optional[list[ast.Type]] = None,
+        type_args: list[ast.Type] | None = None,
     ) -> CallInfo:
         """Pick the overload whose parameter count fits, then check the arguments against it."""
         fitting = []
@@ -901,13 +900,19 @@ class Checker:
         if type_args:
             if len(type_args) != len(tparams):
                 raise err(node, f"{what}: expected {len(tparams)} type arguments")
-            for tp, ta in zip(tparams, type_args):
+            for tp, ta in zip(tparams, type_args, strict=False):
                 tscope.declare(Sym("type", tp, self.resolve_type(ta, scope)))
         params = [
             ParamT(p.name, p.direction, self.resolve_type(p.type, tscope), p.default is not None)
             for p in c.params
         ]
-        info = self.bind_args(node, params, args, scope, {}, what)
+        explicit: dict[str, PType] = {}
+        if type_args:
+            for tp in tparams:
+                tsym = tscope.syms[tp]
+                assert tsym.type is not None
+                explicit[tp] = tsym.type
+        info = self.bind_args(node, params, args, scope, dict(explicit), what)
         info.decl = c
         ret = getattr(c, "ret", None)
         info.ret = subst(self.resolve_type(ret, tscope), info.bindings) if ret else VoidT()
@@ -924,7 +929,7 @@ class Checker:
         bindings: dict[str, PType],
         what: str,
     ) -> CallInfo:
-        by_pos: list[Optional[ast.Expr]] = [None] * len(params)
+        by_pos: list[ast.Expr | None] = [None] * len(params)
         names = [p.name for p in params]
         if len(args) > len(params):
             raise err(node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
@@ -962,7 +967,7 @@ class Checker:
                 b[pt.name] = at
             return
         if isinstance(pt, TupleT) and isinstance(at, TupleT):
-            for x, y in zip(pt.elems, at.elems):
+            for x, y in zip(pt.elems, at.elems, strict=False):
                 self.unify(x, y, b, node)
             return
         self.assignable(at, pt, node)
@@ -1154,7 +1159,7 @@ class Checker:
             self.check_state_name(tr.next_state or "", tr, scope)
             return
         key_types = [self.type_of(k, scope) for k in tr.select_exprs]
-        for kt, k in zip(key_types, tr.select_exprs):
+        for kt, k in zip(key_types, tr.select_exprs, strict=False):
             if not isinstance(kt, (BitT, BoolT, EnumT, ErrorT)):
                 raise err(k, f"{show_expr(k)}: cannot select on a value of type {kt.show()}")
         for c in tr.cases:
@@ -1166,7 +1171,7 @@ class Checker:
             if len(elems) != len(key_types):
                 raise err(ks, f"{show_expr(ks)}: keyset has {len(elems)} elements, select has "
                           f"{len(key_types)}")
-            for el, kt in zip(elems, key_types):
+            for el, kt in zip(elems, key_types, strict=False):
                 self.check_keyset_elem(el, kt, scope)
 
     def check_keyset_elem(self, el: ast.Expr, kt: PType, scope: Scope) -> None:
@@ -1299,7 +1304,7 @@ class Checker:
         directional = [p for p in d.params if p.direction is not None]
         if len(a.args) != len(directional):
             raise err(a, f"{a.name}: Expected {len(directional)} arguments, got {len(a.args)}")
-        for arg, p in zip(a.args, directional):
+        for arg, p in zip(a.args, directional, strict=False):
             pt = self.param_type(p, asym)
             at = self.type_of(arg.value, scope, pt)
             if p.direction in ("out", "inout"):
@@ -1326,7 +1331,7 @@ class Checker:
         d: ast.ActionDecl = asym.decl
         params = [ParamT(p.name, p.direction, self.param_type(p, asym)) for p in d.params]
         info = self.bind_args(call, params, call.args, scope, {}, asym.name)
-        for p, a in zip(params, info.args):
+        for p, a in zip(params, info.args, strict=False):
             if a is None:
                 raise err(call, f"{asym.name}: Expected {len(params)} arguments, got "
                           f"{len(call.args)}")
@@ -1354,7 +1359,7 @@ class Checker:
         if len(elems) != len(key_types):
             raise err(ks, f"{show_expr(ks)}: entry has {len(elems)} keys, table {d.name} has "
                       f"{len(key_types)}")
-        for el, kt in zip(elems, key_types):
+        for el, kt in zip(elems, key_types, strict=False):
             self.check_keyset_elem(el, kt, scope)
         call = ent.action
         if not isinstance(call.target, ast.PathExpr) or call.target.name not in action_names:

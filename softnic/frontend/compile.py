@@ -8,7 +8,7 @@ source location.
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker
@@ -28,7 +28,7 @@ def compile_program(prog: ast.Program, program_name: str) -> tuple[dict[str, Any
 def compile_file(
     path: str | os.PathLike[str],
     include_dirs: tuple[str, ...] | list[str] = (),
-    defines: Optional[dict[str, Optional[str]]] = None,
+    defines: dict[str, str | None] | None = None,
 ) -> tuple[dict[str, Any], ProgramResources]:
     """Preprocess, parse and compile the P4 file at ``path``."""
     from softnic.frontend.parser import parse_program

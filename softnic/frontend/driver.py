@@ -169,6 +169,8 @@ def planned_outputs(args: argparse.Namespace) -> list[OutputFile]:
     for out in outputs:
         if not out.path.parent.is_dir():
             raise UsageError(f"{out.path}: cannot open file: directory does not exist")
+        if out.path.is_dir():
+            raise UsageError(f"{out.path}: is a directory; give a file name")
     return outputs
 
 

@@ -11,7 +11,7 @@ variable/parameter symbol to a Loc and follows member/index chains from there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from softnic.frontend.types import (
     BitT,
@@ -63,7 +63,7 @@ class StackLoc(Loc):
 class StructLoc(Loc):
     type: StructT
     fields: dict[str, Loc]
-    header: Optional[str] = None  # set when the struct is one BMv2 metadata instance
+    header: str | None = None  # set when the struct is one BMv2 metadata instance
 
 
 @dataclass

@@ -8,7 +8,7 @@ arrays, calculations, learn lists, field lists, checksums, name and id counters)
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker, annotation, annotation_string, err
@@ -64,8 +64,8 @@ class Program:
         self.warnings: list[str] = []
         self.names: set[str] = set()
         self.ids: dict[str, int] = {}
-        self.meta_type: Optional[StructT] = None
-        self.meta_root: Optional[StructLoc] = None
+        self.meta_type: StructT | None = None
+        self.meta_root: StructLoc | None = None
         self.roots: dict[str, Loc] = {}
         self.instances: list[Sym] = []
 
@@ -106,7 +106,7 @@ class Program:
             out.append(f"@{a.name}({a.raw})" if a.raw else f"@{a.name}")
         return out
 
-    def anno_id(self, node: Any) -> Optional[int]:
+    def anno_id(self, node: Any) -> int | None:
         a = annotation(node, "id")
         if a is None:
             return None
@@ -127,7 +127,7 @@ class Program:
         self.names.add(name)
         return aid
 
-    def ensure_action(self, sym: Optional[Sym], env: dict[int, Loc]) -> int:
+    def ensure_action(self, sym: Sym | None, env: dict[int, Loc]) -> int:
         assert sym is not None
         if sym.qualified in self.action_ids:
             return self.action_ids[sym.qualified]
@@ -207,7 +207,7 @@ class Program:
 
     # ------------------------------------------------------------------ storage roots
 
-    def root_for(self, t: PType, p: ast.Param, is_meta: bool) -> Optional[Loc]:
+    def root_for(self, t: PType, p: ast.Param, is_meta: bool) -> Loc | None:
         if isinstance(t, ExternT):
             return None
         if not isinstance(t, StructT):
@@ -236,7 +236,7 @@ class Program:
                 self.meta_root = self.roots[t.name]  # type: ignore[assignment]
         return self.roots[t.name]
 
-    def block_env(self, d: Any, meta_index: Optional[int]) -> dict[int, Loc]:
+    def block_env(self, d: Any, meta_index: int | None) -> dict[int, Loc]:
         env: dict[int, Loc] = {}
         for i, p in enumerate(d.params):
             psym = self.chk.decl_syms[id(p)]

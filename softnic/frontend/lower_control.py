@@ -14,7 +14,7 @@ Like p4c-bm2-ss:
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import annotation, annotation_string, err
@@ -48,6 +48,7 @@ class ControlLowerer:
     # ------------------------------------------------------------------ entry
 
     def lower(self) -> dict[str, Any]:
+        self.preallocate(self.d.apply)
         init = self.seq(self.d.apply.stmts, None)
         return {
             "name": self.pipeline,
@@ -58,6 +59,25 @@ class ControlLowerer:
             "action_profiles": [],
             "conditionals": list(reversed(self.conditionals)),
         }
+
+    def preallocate(self, s: Any) -> None:
+        """Give every apply-block local its scalar up front: the graph is built back to front,
+        so a use can be lowered before its declaration."""
+        if isinstance(s, ast.VarDecl):
+            sym = self.chk.decl_syms[id(s)]
+            assert sym.type is not None
+            self.env[id(sym)] = self.prog.layout.alloc(sym.type, s.name, "")
+        elif isinstance(s, ast.BlockStmt):
+            for x in s.stmts:
+                self.preallocate(x)
+        elif isinstance(s, ast.IfStmt):
+            self.preallocate(s.then)
+            if s.other is not None:
+                self.preallocate(s.other)
+        elif isinstance(s, ast.SwitchStmt):
+            for c in s.cases:
+                if c.body is not None:
+                    self.preallocate(c.body)
 
     # ------------------------------------------------------------------ statements
 
@@ -77,7 +97,7 @@ class ControlLowerer:
             return True
         return False
 
-    def seq(self, stmts: list[Any], nxt: Optional[str]) -> Optional[str]:
+    def seq(self, stmts: list[Any], nxt: str | None) -> str | None:
         for i, s in enumerate(stmts):
             if isinstance(s, ast.ReturnStmt):
                 stmts = stmts[:i]
@@ -103,7 +123,7 @@ class ControlLowerer:
                 nxt = self.complex(seg[0], nxt)
         return nxt
 
-    def simple_run(self, stmts: list[Any], nxt: Optional[str]) -> Optional[str]:
+    def simple_run(self, stmts: list[Any], nxt: str | None) -> str | None:
         sl = StmtLowerer(self.prog, self.env, "action")
         sl.stmts(stmts)
         if not sl.ops:
@@ -115,7 +135,7 @@ class ControlLowerer:
         return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, first)
 
     def hidden_table(self, name: str, aname: str, aid: int, data: list[str],
-                     nxt: Optional[str], node: ast.Node) -> str:
+                     nxt: str | None, node: ast.Node) -> str:
         tname = self.prog.fresh_table_name(name)
         self.tables.append({
             "name": tname,
@@ -138,7 +158,7 @@ class ControlLowerer:
         })
         return tname
 
-    def complex(self, s: Any, nxt: Optional[str]) -> Optional[str]:
+    def complex(self, s: Any, nxt: str | None) -> str | None:
         if isinstance(s, ast.BlockStmt):
             return self.seq(s.stmts, nxt)
         if isinstance(s, ast.CallStmt):
@@ -152,7 +172,7 @@ class ControlLowerer:
             return self.switch(s, nxt)
         raise err(s, f"{type(s).__name__}: unsupported statement in apply")
 
-    def direct_action(self, s: ast.CallStmt, info: Any, nxt: Optional[str]) -> str:
+    def direct_action(self, s: ast.CallStmt, info: Any, nxt: str | None) -> str:
         d: ast.ActionDecl = info.decl
         if any(p.direction is not None for p in d.params):
             sl = StmtLowerer(self.prog, self.env, "action")
@@ -162,7 +182,7 @@ class ControlLowerer:
             return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, s)
         aid = self.prog.ensure_action(info.sym, self.env)
         data = []
-        for p, a in zip(d.params, info.args):
+        for p, a in zip(d.params, info.args, strict=False):
             v = self.x.const(a) if a is not None else None
             if v is None:
                 raise err(a or s, f"{show_expr(a)}: action data in a direct call must be a "
@@ -172,7 +192,7 @@ class ControlLowerer:
 
     # ------------------------------------------------------------------ if / switch
 
-    def if_stmt(self, s: ast.IfStmt, nxt: Optional[str]) -> Optional[str]:
+    def if_stmt(self, s: ast.IfStmt, nxt: str | None) -> str | None:
         t_next = self.seq([s.then], nxt)
         f_next = self.seq([s.other], nxt) if s.other is not None else nxt
         hit = self.hit_miss(s.cond)
@@ -192,7 +212,7 @@ class ControlLowerer:
         })
         return name
 
-    def hit_miss(self, c: ast.Expr) -> Optional[tuple[ast.Call, bool]]:
+    def hit_miss(self, c: ast.Expr) -> tuple[ast.Call, bool] | None:
         neg = False
         while isinstance(c, ast.Unary) and c.op == "!":
             neg = not neg
@@ -207,7 +227,7 @@ class ControlLowerer:
                       "unsupported on this target")
         return None
 
-    def switch(self, s: ast.SwitchStmt, nxt: Optional[str]) -> Optional[str]:
+    def switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
         e = s.expr
         assert isinstance(e, ast.Member) and isinstance(e.expr, ast.Call)
         call = e.expr
@@ -215,8 +235,8 @@ class ControlLowerer:
         assert tsym is not None
         tdecl: ast.TableDecl = tsym.decl
         action_names = [r.name for r in self.chk.table_action_refs(tdecl)]
-        by_action: dict[str, Optional[str]] = {}
-        default_target: Optional[str] = nxt
+        by_action: dict[str, str | None] = {}
+        default_target: str | None = nxt
         pending: list[str] = []
         for c in s.cases:
             label = "default" if isinstance(c.label, ast.Default) else c.label.name  # type: ignore
@@ -230,7 +250,7 @@ class ControlLowerer:
                 else:
                     by_action[lab] = target
             pending = []
-        nt: dict[str, Optional[str]] = {}
+        nt: dict[str, str | None] = {}
         for a in action_names:
             sym = self.chk.scopes[id(tdecl)].lookup(a)
             assert sym is not None
@@ -239,8 +259,8 @@ class ControlLowerer:
 
     # ------------------------------------------------------------------ tables
 
-    def apply_table(self, call: ast.Call, next_map: dict[str, Optional[str]],
-                    base_next: Optional[str], nxt: Optional[str],
+    def apply_table(self, call: ast.Call, next_map: dict[str, str | None],
+                    base_next: str | None, nxt: str | None,
                     per_action: bool = False) -> str:
         info = self.chk.calls[id(call)]
         sym = info.sym
@@ -381,14 +401,14 @@ class ControlLowerer:
         self.prog.resources.tables.append(info)
         return tj, pre.ops
 
-    def instance_of(self, e: Optional[ast.Expr]) -> str:
+    def instance_of(self, e: ast.Expr | None) -> str:
         assert isinstance(e, ast.PathExpr)
         sym = self.chk.syms[id(e)]
         return sym.qualified
 
     def action_data(self, info: Any) -> list[str]:
         out = []
-        for p, a in zip(info.decl.params, info.args):
+        for p, a in zip(info.decl.params, info.args, strict=False):
             if p.direction is not None:
                 continue
             v = self.chk.consts.get(id(a))
@@ -427,7 +447,7 @@ class ControlLowerer:
             if isinstance(ks, ast.ListExpr) and len(kinds) == 1 and len(ks.elems) == 1:
                 elems = ks.elems
             mk = []
-            for el, kind, w in zip(elems, kinds, keys_w):
+            for el, kind, w in zip(elems, kinds, keys_w, strict=False):
                 mk.append(self.entry_key(el, kind, w))
             ainfo = self.chk.calls[id(ent.action)]
             aid = self.prog.ensure_action(ainfo.sym, self.env)

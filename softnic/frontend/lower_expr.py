@@ -11,7 +11,7 @@ value is so the conversions are inserted exactly where needed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker, CompileError, err, fold_binary, mask, wrap_signed
@@ -43,12 +43,12 @@ from softnic.frontend.types import (
 Env = dict[int, Loc]  # id(Sym) -> where the variable lives
 
 
-def hexstr(value: int, width: Optional[int] = None) -> dict[str, Any]:
+def hexstr(value: int, width: int | None = None) -> dict[str, Any]:
     """``{"type": "hexstr"}`` with p4c's zero padding to the type's byte width."""
     return {"type": "hexstr", "value": hex_text(value, width)}
 
 
-def hex_text(value: int, width: Optional[int] = None) -> str:
+def hex_text(value: int, width: int | None = None) -> str:
     if value < 0:
         return "-" + hex_text(-value, width)
     digits = f"{value:x}"
@@ -60,11 +60,11 @@ def hex_text(value: int, width: Optional[int] = None) -> str:
     return "0x" + digits
 
 
-def op(o: str, left: Optional[dict[str, Any]], right: dict[str, Any]) -> dict[str, Any]:
+def op(o: str, left: dict[str, Any] | None, right: dict[str, Any]) -> dict[str, Any]:
     return {"type": "expression", "value": {"op": o, "left": inner(left), "right": inner(right)}}
 
 
-def inner(j: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+def inner(j: dict[str, Any] | None) -> dict[str, Any] | None:
     """Action parameters are ``runtime_data`` at the top of a primitive argument but
     ``local`` inside an expression tree (JSON_format.md)."""
     if j is not None and j.get("type") == "runtime_data":
@@ -156,7 +156,7 @@ class ExprLowerer:
 
     # ------------------------------------------------------------------ locations
 
-    def loc(self, e: ast.Expr) -> Optional[Loc]:
+    def loc(self, e: ast.Expr) -> Loc | None:
         """The storage an lvalue-shaped expression denotes, or None for computed values."""
         if isinstance(e, ast.PathExpr):
             sym = self.chk.syms.get(id(e))
@@ -193,7 +193,7 @@ class ExprLowerer:
             return DynHeaderLoc(j, base.type.elem)
         return None
 
-    def member_loc(self, base: Loc, e: ast.Member) -> Optional[Loc]:
+    def member_loc(self, base: Loc, e: ast.Member) -> Loc | None:
         name = e.name
         if isinstance(base, StructLoc):
             return base.fields[name]
@@ -317,7 +317,7 @@ class ExprLowerer:
         info = self.chk.calls.get(id(e))
         return info is not None and info.kind == "method" and info.name == "lookahead"
 
-    def lookahead_json(self, call: ast.Call, member: Optional[str] = None) -> dict[str, Any]:
+    def lookahead_json(self, call: ast.Call, member: str | None = None) -> dict[str, Any]:
         if not self.in_parser:
             raise err(call, "lookahead is only supported in parsers")
         t = self.type(call)
@@ -366,7 +366,7 @@ class ExprLowerer:
         a, b = self.data(e.left), self.data(e.right)
         if o in ("&", "|", "^"):
             return Val(op(o, a, b))
-        if o == ">>":
+        if o in (">>", "/", "%"):
             return Val(op(o, a, b))
         if o in ("+", "-", "*", "<<"):
             return self.wrap(op(o, a, b), t)
@@ -379,8 +379,6 @@ class ExprLowerer:
             assert isinstance(t, BitT)
             raw = op("+" if o == "|+|" else "-", a, b)
             return Val(op("sat_cast" if t.signed else "usat_cast", raw, hexstr(t.width)))
-        if o in ("/", "%"):
-            raise err(e, f"{show_expr(e)}: division and modulo are unsupported on this target")
         raise err(e, f"{show_expr(e)}: operator {o} unsupported here")
 
     def lower_cast(self, e: ast.Cast, t: PType) -> Val:
@@ -430,7 +428,7 @@ class ExprLowerer:
             raise err(e, f"{show_expr(e)}: only functions whose body is a single return "
                       "statement can be used in expressions on this target")
         env = dict(self.env)
-        for p, a in zip(d.params, info.args):
+        for p, a in zip(d.params, info.args, strict=False):
             psym = self.chk.decl_syms[id(p)]
             assert a is not None
             loc = self.loc(a)

@@ -93,7 +93,7 @@ def case_transition(prog: Program, sl: StmtLowerer, c: ast.SelectCase,
     value = ""
     mask = ""
     masked = False
-    for el, w in zip(elems, widths):
+    for el, w in zip(elems, widths, strict=False):
         nbytes = (w + 7) // 8
         full = (1 << w) - 1
         if isinstance(el, (ast.Default, ast.DontCare)):

@@ -13,7 +13,7 @@ ops, ``extract``/``verify``/``advance`` are parser ops and anything else is wrap
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import CallInfo, err
@@ -23,7 +23,6 @@ from softnic.frontend.layout import (
     HeaderLoc,
     JsonLoc,
     Loc,
-    StackLastLoc,
     StackLoc,
     StackNextLoc,
     StructLoc,
@@ -113,7 +112,8 @@ class StmtLowerer:
             sym = self.chk.decl_syms[id(s)]
             t = sym.type
             assert t is not None
-            self.env[id(sym)] = self.prog.layout.alloc(t, s.name, "")
+            if id(sym) not in self.env:
+                self.env[id(sym)] = self.prog.layout.alloc(t, s.name, "")
             if s.init is not None:
                 self.assign(ast.PathExpr(s.name, loc=s.loc), s.init, s, target=self.env[id(sym)])
         elif isinstance(s, ast.ConstDecl):
@@ -167,7 +167,7 @@ class StmtLowerer:
     # ------------------------------------------------------------------ assignment
 
     def assign(self, lhs: ast.Expr, rhs: ast.Expr, node: ast.Node,
-               target: Optional[Loc] = None) -> None:
+               target: Loc | None = None) -> None:
         dst = target if target is not None else self.x.loc(lhs)
         lt = self.x.type(lhs) if target is None else self.chk.types.get(id(rhs))
         if isinstance(lhs, ast.Slice):
@@ -177,7 +177,7 @@ class StmtLowerer:
             raise err(lhs, f"{show_expr(lhs)}: cannot assign to this expression on this target")
         self.assign_loc(dst, rhs, node, lt)
 
-    def assign_loc(self, dst: Loc, rhs: ast.Expr, node: ast.Node, lt: Optional[PType]) -> None:
+    def assign_loc(self, dst: Loc, rhs: ast.Expr, node: ast.Node, lt: PType | None) -> None:
         if isinstance(dst, (FieldLoc, JsonLoc)):
             if isinstance(rhs, ast.Call) and self.x.is_lookahead(rhs) and self.mode == "parser":
                 self.ops.append({"op": "set", "parameters": [
@@ -206,7 +206,7 @@ class StmtLowerer:
             return
         if isinstance(dst, StructLoc):
             if isinstance(rhs, ast.ListExpr):
-                for (fn, _), el in zip(dst.type.fields, rhs.elems):
+                for (fn, _), el in zip(dst.type.fields, rhs.elems, strict=False):
                     self.assign_loc(dst.fields[fn], el, node, None)
                 return
             if isinstance(rhs, ast.StructInit):
@@ -244,9 +244,10 @@ class StmtLowerer:
         self.prim("add_header", [hj], node)
         assert isinstance(dst, (HeaderLoc, DynHeaderLoc))
         names = [fn for fn, _ in dst.type.fields]
-        pairs = (
-            list(zip(names, rhs.elems)) if isinstance(rhs, ast.ListExpr) else list(rhs.fields)
-        )
+        if isinstance(rhs, ast.ListExpr):
+            pairs = list(zip(names, rhs.elems, strict=False))
+        else:
+            pairs = list(rhs.fields)
         for fn, el in pairs:
             floc = self.x.member_loc(dst, ast.Member(rhs, fn, loc=rhs.loc))
             assert floc is not None
@@ -294,7 +295,7 @@ class StmtLowerer:
             raise err(call, f"{show_expr(call)}: unsupported call here")
 
     def bind_params(self, params: list[ast.Param], info: CallInfo, env: dict[int, Loc]) -> None:
-        for p, a in zip(params, info.args):
+        for p, a in zip(params, info.args, strict=False):
             psym = self.chk.decl_syms[id(p)]
             if a is None:
                 if p.default is not None:
@@ -496,6 +497,15 @@ class StmtLowerer:
 
     def field_input(self, el: ast.Expr, node: ast.Node) -> list[dict[str, Any]]:
         t = self.x.type(el)
+        if isinstance(el, ast.ListExpr):
+            return self.field_inputs(el, node)
+        if isinstance(el, ast.StructInit):
+            by_name = dict(el.fields)
+            assert isinstance(t, StructT)
+            out0: list[dict[str, Any]] = []
+            for fn, _ in t.fields:
+                out0.extend(self.field_input(by_name[fn], node))
+            return out0
         c = self.x.const(el)
         if c is not None and isinstance(t, BitT):
             return [{"type": "hexstr", "value": hexstr(int(c), t.width)["value"],

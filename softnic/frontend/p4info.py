@@ -22,7 +22,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TypeVar
 
 from google.protobuf import json_format, text_format
@@ -244,7 +244,9 @@ class _Builder:
         res = self.res
         self.p4info.pkg_info.arch = res.arch
         if res.program_name:
-            self.p4info.pkg_info.name = res.program_name
+            # The program's stem, not its path: the P4Info must not change with the directory
+            # the compiler ran in (p4c itself only fills the name from @pkginfo).
+            self.p4info.pkg_info.name = PurePath(res.program_name).stem
         for t in _dedupe(res.tables):
             self._table(t)
         for a in _dedupe(res.actions):
@@ -281,7 +283,7 @@ class _Builder:
         for ref in t.action_refs:
             out = msg.action_refs.add(id=self.ids.id_of(ACTION, ref.name))
             out.scope = _enum(p4info_pb2.ActionRef.Scope, ref.scope, f"action scope of {t.name}")
-            out.annotations.extend(ref.annotations)
+            out.annotations.extend(_with_scope_annotation(ref.scope, ref.annotations))
         if t.const_default_action:
             msg.const_default_action_id = self.ids.id_of(ACTION, t.const_default_action)
         for name in t.direct_counters:
@@ -331,8 +333,20 @@ class _Builder:
             annotations.insert(0, f'@controller_header("{ch.name}")')
         symbol = _controller_header_symbol(ch)
         self._preamble(msg.preamble, CONTROLLER_HEADER, ch.name, annotations, symbol=symbol)
+        msg.preamble.alias = ch.name  # p4c: the annotation value is both name and alias
         for i, f in enumerate(ch.fields, start=1):
             msg.metadata.add(id=i, name=f.name, bitwidth=f.bitwidth)
+
+
+_SCOPE_ANNOTATIONS = {"DEFAULT_ONLY": "@defaultonly", "TABLE_ONLY": "@tableonly"}
+
+
+def _with_scope_annotation(scope: str, annotations: list[str]) -> list[str]:
+    """p4c prints the scope both as ``scope`` and as the source annotation that set it."""
+    needed = _SCOPE_ANNOTATIONS.get(scope.upper())
+    if needed is None or needed in annotations:
+        return list(annotations)
+    return [needed, *annotations]
 
 
 def _enum(enum: EnumTypeWrapper, value: str, what: str) -> int:
@@ -359,6 +373,8 @@ def build_p4info(res: ProgramResources) -> p4info_pb2.P4Info:
 
 # ---------------------------------------------------------------------------- writing
 FORMATS = ("text", "json", "binary")
+# Current p4c starts text P4Info files with these comment lines (read by editors and tools).
+TEXT_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"
 _SUFFIX_FORMATS = {".txt": "text", ".txtpb": "text", ".json": "json", ".bin": "binary"}
 
 
@@ -380,7 +396,7 @@ def format_for_path(path: str | os.PathLike[str]) -> str:
 
 def serialize_p4info(p4info: p4info_pb2.P4Info, fmt: str) -> bytes:
     if fmt == "text":
-        return text_format.MessageToString(p4info).encode("utf-8")
+        return (TEXT_HEADER + text_format.MessageToString(p4info)).encode("utf-8")
     if fmt == "json":
         return (json_format.MessageToJson(p4info) + "\n").encode("utf-8")
     if fmt == "binary":

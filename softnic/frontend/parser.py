@@ -809,10 +809,11 @@ class Parser:
             raise self.syntax_error()
         if tok.is_kw("state") and not in_parser:
             raise self.syntax_error()
-        decl = self.speculate(lambda: self._var_or_instance(annos))
-        if decl is None:
-            raise self.syntax_error()
-        return decl
+        try:
+            return self._var_or_instance(annos)
+        except _Backtrack:
+            # Report at the token where the declaration stopped making sense, like bison.
+            raise self.syntax_error() from None
 
     def _var_or_instance(self, annos: list[ast.Annotation]) -> ast.Decl:
         """``T x;`` / ``T x = e;`` / ``T(args) x;`` — raises if the tokens are not one of these."""
@@ -830,7 +831,7 @@ class Parser:
             return ast.InstantiationDecl(
                 name=name.text, type=vtype, args=args, annotations=annos, loc=name.loc
             )
-        if not (self.is_name() and (self.at_op(";", 1) or self.at_op("=", 1))):
+        if not self.is_name():
             raise _Backtrack()
         name = self.next()
         init = None
@@ -984,6 +985,12 @@ class Parser:
                 raise self.unsupported(tok, "'this' is")
         if tok.kind == "ID" and tok.text == "for" and self.at_op("(", 1):
             raise self.unsupported(tok, "for loops are")
+        if tok.kind == "ID" and tok.text in self.type_names and not self.at_op(".", 1):
+            # A declared type name starts a declaration (p4c's TYPE_IDENTIFIER).
+            try:
+                return self._var_or_instance(annos)
+            except _Backtrack:
+                raise self.syntax_error() from None
         if tok.kind == "ID" or tok.is_op("."):
             decl = self.speculate(lambda: self._var_or_instance(annos))
             if decl is not None:

@@ -8,7 +8,7 @@ level). A :class:`Scope` is one of those levels; lookups walk outward through ``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from softnic.frontend.types import PType
 
@@ -24,9 +24,9 @@ class Sym:
 
     kind: str
     name: str
-    type: Optional[PType] = None
+    type: PType | None = None
     decl: Any = None
-    direction: Optional[str] = None
+    direction: str | None = None
     value: Any = None  # const value (int | bool) when known
     owner: str = ""  # enclosing control/parser name ("" at top level)
     qualified: str = ""  # control-plane name (actions, tables, instances)
@@ -34,7 +34,7 @@ class Sym:
 
 
 class Scope:
-    def __init__(self, parent: Optional[Scope] = None, owner: str = "") -> None:
+    def __init__(self, parent: Scope | None = None, owner: str = "") -> None:
         self.parent = parent
         self.syms: dict[str, Sym] = {}
         self.owner = owner if owner or parent is None else parent.owner
@@ -42,13 +42,13 @@ class Scope:
     def declare(self, sym: Sym) -> None:
         self.syms[sym.name] = sym
 
-    def lookup(self, name: str) -> Optional[Sym]:
+    def lookup(self, name: str) -> Sym | None:
         if name.startswith("."):
             root = self
             while root.parent is not None:
                 root = root.parent
             return root.syms.get(name[1:])
-        scope: Optional[Scope] = self
+        scope: Scope | None = self
         while scope is not None:
             sym = scope.syms.get(name)
             if sym is not None:

@@ -169,7 +169,10 @@ class TupleT(PType):
 
 @dataclass(frozen=True)
 class ExternT(PType):
-    """An extern object type, specialised: ``register<bit<32>>`` -> ExternT('register', (bit<32>,))."""
+    """An extern object type, specialised.
+
+    ``register<bit<32>>`` -> ``ExternT('register', (BitT(32),))``.
+    """
 
     name: str
     args: tuple[PType, ...] = ()

@@ -132,6 +132,7 @@ class CodeGen:
         self.sm_mcast = self.lay.sm["mcast_grp"]
         self.calc_fns: dict[str, str] = {}
         self.hash_fns: set[str] = set()
+        self.calc_bodies: dict[str, list[str]] = {}
         self.packer_exprs: dict[str, str] = {}
         deps = prog.json["deparsers"]
         self.deparse_order = [h for h in (deps[0].get("order") or [])]
@@ -349,6 +350,7 @@ class CodeGen:
         name = a["name"]
         rd = a.get("runtime_data") or []
         self.eg.nparams = len(rd)
+        self.eg.param_widths = [r["bitwidth"] for r in rd]
         prims = a["primitives"]
         fname = f"_act_{a['id']}"
         where = f"action '{name}'"
@@ -375,6 +377,7 @@ class CodeGen:
                     body += _ind(self.primitive(p, where), 2)
                 body += [f"        pc = {i + 1}"]
         self.eg.nparams = None
+        self.eg.param_widths = []
         if not body:
             body = ["pass"]
         self.src += [f"def {fname}(F, D, S):"] + _ind(body) + [""]
@@ -446,6 +449,7 @@ class CodeGen:
                          f"    b += ({self.header_int(h)}).to_bytes({h.nbits // 8}, 'big')"]
             body.append("b += PL")
         body.append("return b")
+        self.calc_bodies[fname] = body
         self.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
         self.calc_fns[name] = fname
         return fname
@@ -461,7 +465,8 @@ class CodeGen:
         fname = f"_hash{cf}"
         if fname not in self.hash_fns:
             self.env[f"_algo{cf}"] = HASH_ALGOS[algo]
-            self.src += [f"def {fname}(F, PL):", f"    return _algo{cf}({cf}(F, PL))", ""]
+            body = self.calc_bodies[cf][:-1] + [f"return _algo{cf}(b)"]
+            self.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
             self.hash_fns.add(fname)
         return fname
 
@@ -495,16 +500,18 @@ class CodeGen:
 
     # -- deparser ----------------------------------------------------------------------------
     def deparser(self) -> None:
-        body = ["parts = []"]
+        """All valid headers are packed into one int and converted with a single to_bytes."""
+        body = ["v = 0", "nb = 0"]
         for hn in self.deparse_order:
             h = self.lay.headers[hn]
             nbytes = h.nbits // 8
-            expr = f"({self.header_int(h)}).to_bytes({nbytes}, 'big')"
-            body += [f"if F[{h.valid_slot}]:", f"    parts.append({expr})"]
-            self.src += [f"def _pack_{h.hid}_{len(self.packer_exprs)}(F):", f"    return {expr}",
-                         ""]
-            self.packer_exprs[hn] = f"_pack_{h.hid}_{len(self.packer_exprs)}"
-        body.append("return b''.join(parts)")
+            expr = self.header_int(h)
+            body += [f"if F[{h.valid_slot}]:", f"    v = (v << {h.nbits}) | {expr}",
+                     f"    nb += {nbytes}"]
+            pname = f"_pack_{h.hid}_{len(self.packer_exprs)}"
+            self.src += [f"def {pname}(F):", f"    return ({expr}).to_bytes({nbytes}, 'big')", ""]
+            self.packer_exprs[hn] = pname
+        body.append("return v.to_bytes(nb, 'big')")
         self.src += ["def _deparse(F):"] + _ind(body) + [""]
 
     # -- parser ------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ class ExprGen:
         self.env = env
         self.registers = registers
         self.nparams: int | None = None  # set while compiling an action body
+        self.param_widths: list[int] = []  # the action's runtime_data widths
         env.setdefault("_sb", stack_base)
         env.setdefault("_tcm", two_comp_mod)
         env.setdefault("_sat", sat_cast)
@@ -170,6 +171,12 @@ class ExprGen:
         t = node.get("type")
         v = node.get("value")
         if t is None and "op" in node:
+            if node["op"] == "&":
+                # x & c never exceeds c's width: lets stores skip a redundant mask
+                lw = self.rv(node.get("left"), ctx)
+                rw = self.rv(node.get("right"), ctx)
+                ws = [w for w in (lw[1], rw[1]) if w is not None]
+                return f"({lw[0]} & {rw[0]})", min(ws) if ws else None
             return self.op(node, ctx), None
         if t == "field":
             slot = self.lay.field_slot(v)
@@ -184,7 +191,8 @@ class ExprGen:
                 raise PipelineLoadError(f"{ctx}: bad runtime_data index {v!r}")
             if self.nparams is not None and v >= self.nparams:
                 raise PipelineLoadError(f"{ctx}: runtime_data index {v} out of range")
-            return f"D[{v}]", None
+            w = self.param_widths[v] if v < len(self.param_widths) else None
+            return f"D[{v}]", w
         if t == "expression":
             return self.rv(v, ctx)
         if t == "stack_field":

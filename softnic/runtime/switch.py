@@ -164,7 +164,7 @@ class Switch:
         self.drop_port = drop_port
         self.device_id = device_id
         self._trace = trace
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
         self._p: Pipeline | None = None
         self._pre = PacketReplicationEngine()
         self._packet_in_cb: Callable[[PacketIn], None] | None = None
@@ -493,28 +493,34 @@ class Switch:
     def _run(self, p: Pipeline, port: int, data: bytes, out: list, pins: list, digests: list,
              tr: Tracer | None) -> None:
         work: deque = deque()
-        self._ingress(p, data, port, NORMAL, None, work, digests, tr)
+        now = int((time.monotonic() - self._t0) * 1e6)
+        job = self._ingress(p, data, port, NORMAL, None, work, digests, tr, now)
+        if job is not None:
+            self._egress(p, job, work, out, pins, tr, now)
         passes = 1
         while work:
             job = work.popleft()
             if job[0]:  # egress job
-                self._egress(p, job, work, out, pins, tr)
+                self._egress(p, job, work, out, pins, tr, now)
                 continue
             passes += 1
             if passes > MAX_PASSES:
                 if tr:
                     tr("Resubmit/recirculate limit reached, dropping")
                 continue
-            self._ingress(p, job[1], job[2], job[3], job[4], work, digests, tr)
+            job = self._ingress(p, job[1], job[2], job[3], job[4], work, digests, tr, now)
+            if job is not None:
+                work.append(job)
 
     def _ingress(self, p: Pipeline, data: bytes, port: int, itype: int, preserved: list | None,
-                 work: deque, digests: list, tr: Tracer | None) -> None:
+                 work: deque, digests: list, tr: Tracer | None, now: int) -> tuple | None:
+        """Run parser + ingress; return the unicast egress job, queue any other copies."""
         f = p.template.copy()
         s = PacketCtx()
         f[p.s_iport] = port
         f[p.s_plen] = len(data)
         f[p.s_itype] = itype
-        f[p.s_igts] = int((time.monotonic() - self._t0) * 1e6)
+        f[p.s_igts] = now
         if preserved:
             for slot, v in preserved:
                 f[slot] = v
@@ -549,7 +555,7 @@ class Switch:
             if tr:
                 tr("Resubmitting packet")
             work.append((0, data, port, RESUBMIT, self._preserve(p, s.resubmit, f)))
-            return
+            return None
         mgrp = f[p.s_mcast]
         if mgrp:
             reps = self._pre.groups.get(mgrp, [])
@@ -559,22 +565,22 @@ class Switch:
                 f2 = f.copy()
                 f2[p.s_itype] = REPLICATION
                 work.append((1, f2, payload, eport, rid, s.truncate))
-            return
+            return None
         espec = f[p.s_espec]
         if espec == self.drop_port:
             if tr:
                 tr("Dropping packet at the end of ingress")
-            return
+            return None
         if tr:
             tr(f"Egress port is {espec}")
-        work.append((1, f, payload, espec, 0, s.truncate))
+        return (1, f, payload, espec, 0, s.truncate)
 
     def _egress(self, p: Pipeline, job: tuple, work: deque, out: list, pins: list,
-                tr: Tracer | None) -> None:
+                tr: Tracer | None, now: int) -> None:
         _, f, payload, eport, rid, trunc = job
         f[p.s_eport] = eport
         f[p.s_rid] = rid
-        f[p.s_egts] = int((time.monotonic() - self._t0) * 1e6)
+        f[p.s_egts] = now
         s = PacketCtx()
         if trunc:
             s.truncate = trunc

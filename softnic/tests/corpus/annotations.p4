@@ -2,7 +2,7 @@
  * table keys, action references, blocks (@atomic), structured annotations with key=value. */
 #include <core.p4>
 #include <v1model.p4>
-#include "common_headers.p4"
+#include "include/common_headers.p4"
 
 @brief("user metadata")
 struct meta_t {

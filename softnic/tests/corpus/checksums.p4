@@ -2,7 +2,7 @@
  * header, a varbit field extracted with the two-argument extract, checksum_error. */
 #include <core.p4>
 #include <v1model.p4>
-#include "common_headers.p4"
+#include "include/common_headers.p4"
 
 header ipv4_options_t {
     varbit<320> options;

@@ -2,7 +2,7 @@
  * recirculate preserving @field_list metadata, instance_type constants, multicast. */
 #include <core.p4>
 #include <v1model.p4>
-#include "common_headers.p4"
+#include "include/common_headers.p4"
 
 const bit<32> I2E_SESSION = 5;
 const bit<32> E2E_SESSION = 11;

@@ -1,8 +1,8 @@
 /* Controller I/O: packet-in/packet-out headers (@controller_header), digests of a named struct
- * built with a struct initializer, the CPU port. */
+ * built from a list with an explicit type argument, the CPU port. */
 #include <core.p4>
 #include <v1model.p4>
-#include "common_headers.p4"
+#include "include/common_headers.p4"
 
 #define CPU_PORT 255
 
@@ -63,8 +63,7 @@ control DIngress(inout headers_t hdr,
                  inout meta_t meta,
                  inout standard_metadata_t standard_metadata) {
     action learn() {
-        digest<mac_learn_digest_t>(1, { src_mac = hdr.ethernet.srcAddr,
-                                        ingress_port = standard_metadata.ingress_port });
+        digest<mac_learn_digest_t>(1, { hdr.ethernet.srcAddr, standard_metadata.ingress_port });
     }
 
     action learn_meta() {

@@ -3,7 +3,7 @@
  * new types, enums, minSizeInBytes. */
 #include <core.p4>
 #include <v1model.p4>
-#include "common_headers.p4"
+#include "include/common_headers.p4"
 
 #define SHIFT(x, n) ((x) << (n))
 
@@ -47,8 +47,7 @@ bit<8> max8(in bit<8> a, in bit<8> b) {
 }
 
 bit<32> mix(in bit<32> v, in bit<8> rot) {
-    bit<32> r = (v << 3) ^ (v >> 5);
-    return r + (bit<32>)rot;
+    return ((v << 3) ^ (v >> 5)) + (bit<32>)rot;
 }
 
 parser EParser(packet_in pkt,
@@ -84,7 +83,7 @@ control EIngress(inout headers_t hdr,
         // arithmetic precedence: * before +, + before <<, << before &, & before ^, ^ before |
         meta.x = 1 + 2 * 3;
         meta.y = meta.x + 1 << 2 & 0xFF ^ 0x0F | 0x100;
-        meta.x = (meta.x - 1) * 2 / 2 % 7;
+        meta.x = (meta.x - 1) * 2 + 100 / 7 % 5;   // '/' and '%' only on compile-time ints
         meta.y = meta.y >> 1;
         meta.y = SHIFT(meta.y, 4);
         meta.x = ~meta.x & (bit<32>)-1;

@@ -2,7 +2,7 @@
  * mark_to_drop; extern method calls with explicit type arguments. */
 #include <core.p4>
 #include <v1model.p4>
-#include "common_headers.p4"
+#include "include/common_headers.p4"
 
 const bit<32> NUM_SLOTS = 1024;
 

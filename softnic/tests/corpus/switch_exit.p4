@@ -2,7 +2,7 @@
  * nested if/else, a sub-control with constructor parameters, block statements. */
 #include <core.p4>
 #include <v1model.p4>
-#include "common_headers.p4"
+#include "include/common_headers.p4"
 
 struct headers_t {
     ethernet_t ethernet;

@@ -1,6 +1,7 @@
 /* Tables: every match kind, key/action annotations, const default_action, size, const entries
- * with masks, ranges, don't-care, tuples and priorities, direct counters and meters, action
- * profiles and selectors, apply().hit / .miss / .action_run. */
+ * with masks, ranges, don't-care, tuples and priorities, direct counters and meters,
+ * apply().hit / .miss / .action_run. (Action profiles/selectors are declared in v1model.p4 but
+ * are outside softnic's subset; their parsing is tested in test_parse.py.) */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -174,32 +175,6 @@ control TIngress(inout headers_t hdr,
         default_action = NoAction();
     }
 
-    /* action profile */
-    table nexthop_profile {
-        key = {
-            meta.nexthop: exact;
-        }
-        actions = {
-            set_port;
-            drop;
-        }
-        implementation = action_profile(32w128);
-    }
-
-    /* action selector: selector keys feed the hash */
-    table ecmp {
-        key = {
-            meta.nexthop    : exact;
-            hdr.ipv4.srcAddr: selector;
-            hdr.ipv4.dstAddr: selector;
-        }
-        actions = {
-            set_port;
-            NoAction;
-        }
-        implementation = action_selector(HashAlgorithm.crc16, 32w64, 32w14);
-    }
-
     apply {
         if (hdr.ipv4.isValid()) {
             acl.apply();
@@ -209,17 +184,16 @@ control TIngress(inout headers_t hdr,
             }
             switch (ipv4_lpm.apply().action_run) {
                 counted_nexthop: {
-                    if (!ecmp.apply().hit) {
-                        nexthop_profile.apply();
+                    if (!opt_match.apply().hit) {
+                        meta.nexthop = 0;
                     }
                 }
                 default: {
                     port_map.apply();
                 }
             }
-            opt_match.apply();
         } else if (l2_fwd.apply().miss) {
-            port_map.apply();
+            meta.nexthop = 1;
         }
     }
 }

@@ -42,6 +42,13 @@ def test_top_level_help_and_version() -> None:
     assert out.returncode == 0 and out.stdout.startswith("softnic ")
 
 
+def test_run_subcommand_is_dispatched() -> None:
+    """``softnic run`` reaches softnic.runtime.cli_run (its own parser answers --help)."""
+    out = subprocess.run([SOFTNIC, "run", "--help"], capture_output=True, text=True, check=False)
+    assert out.returncode == 0
+    assert "usage: softnic run" in out.stdout and "--grpc-server-addr" in out.stdout
+
+
 def test_unknown_subcommand_and_no_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
     assert softnic_main(["frobnicate"]) == 1
     assert "unknown command 'frobnicate'" in capsys.readouterr().err
@@ -107,6 +114,17 @@ def test_output_directory_must_exist(tmp_path: Path) -> None:
     src.write_text("\n")
     code, err = run_compile(str(src), "-o", str(tmp_path / "no" / "dir" / "out.json"))
     assert code == 1 and "directory does not exist" in err
+
+
+def test_output_must_not_be_a_directory(tmp_path: Path) -> None:
+    src = tmp_path / "prog.p4"
+    src.write_text("\n")
+    (tmp_path / "out.txt").mkdir()
+    code, err = run_compile(
+        str(src), "-o", str(tmp_path / "first.json"), "--p4runtime-files", str(tmp_path / "out.txt")
+    )
+    assert code == 1 and "is a directory" in err
+    assert not (tmp_path / "first.json").exists()
 
 
 def test_exit_code_through_process_boundary(tmp_path: Path) -> None:

@@ -25,7 +25,10 @@ from p4runtime_sh.context import Context  # noqa: E402 - after the skip guard
 
 SOFTNIC = shutil.which("softnic", path=str(Path(sys.executable).parent)) or "softnic"
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(CORPUS.glob("*.p4"))
+# Whole programs only: files without a V1Switch instantiation are shared includes.
+PROGRAMS = sorted(p for p in CORPUS.glob("*.p4") if "V1Switch(" in p.read_text())
+BASIC = CORPUS / "basic_l3.p4"  # p4lang/tutorials basic.p4 shape: a small, stable program
+LARGEST = max(PROGRAMS, key=lambda p: p.stat().st_size)
 
 
 def softnic_compile(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -45,7 +48,20 @@ def json_names(bmv2: dict, section: str) -> set[str]:
 
 
 def test_corpus_is_present() -> None:
-    assert PROGRAMS, f"no programs in {CORPUS}"
+    assert BASIC in PROGRAMS and len(PROGRAMS) > 1, f"programs missing in {CORPUS}"
+
+
+def test_basic_program_ids_equal_p4c(tmp_path: Path) -> None:
+    """basic_l3.p4 uses the tutorials' names, whose ids p4c-bm2-ss is known to print."""
+    path = tmp_path / "basic.p4info.txt"
+    res = softnic_compile(BASIC, "--p4runtime-files", path)
+    assert res.returncode == 0, res.stderr
+    ctx = Context()
+    ctx.set_p4info(text_format.Parse(path.read_text(), p4info_pb2.P4Info()))
+    assert ctx.get_table_id("MyIngress.ipv4_lpm") == 37375156
+    assert ctx.get_action_id("MyIngress.ipv4_forward") == 28792405
+    assert ctx.get_action_id("MyIngress.drop") == 25652968
+    assert ctx.get_action_id("NoAction") == 21257015
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)
@@ -79,10 +95,13 @@ def test_corpus_program_compiles_and_p4info_loads(program: Path, tmp_path: Path)
     assert {c.preamble.name for c in counters} <= json_names(bmv2, "counter_arrays")
     meters = [*info.meters, *info.direct_meters]
     assert {m.preamble.name for m in meters} <= json_names(bmv2, "meter_arrays")
+    assert {d.preamble.name for d in info.digests} <= json_names(bmv2, "learn_lists")
+    for digest in info.digests:
+        assert digest.type_spec.struct.name in info.type_info.structs
 
 
 def test_recompile_gives_identical_p4info(tmp_path: Path) -> None:
-    program = max(PROGRAMS, key=lambda p: p.stat().st_size)
+    program = LARGEST
     texts = []
     for i in range(2):
         path = tmp_path / f"run{i}.txt"
@@ -92,7 +111,7 @@ def test_recompile_gives_identical_p4info(tmp_path: Path) -> None:
 
 
 def test_all_p4info_formats_in_one_run(tmp_path: Path) -> None:
-    program = max(PROGRAMS, key=lambda p: p.stat().st_size)
+    program = BASIC
     names = ["p.txt", "p.txtpb", "p.json", "p.bin"]
     files = ",".join(str(tmp_path / n) for n in names)
     res = softnic_compile(program, "--p4runtime-files", files)
@@ -108,13 +127,14 @@ def test_all_p4info_formats_in_one_run(tmp_path: Path) -> None:
 
 
 def test_legacy_p4runtime_file_and_format(tmp_path: Path) -> None:
-    program = max(PROGRAMS, key=lambda p: p.stat().st_size)
+    program = BASIC
     path = tmp_path / "prog.p4info"
     res = softnic_compile(
         program, "--p4runtime-file", path, "--p4runtime-format", "text", "-o", tmp_path / "p.json"
     )
     assert res.returncode == 0, res.stderr
-    text_format.Parse(path.read_text(), p4info_pb2.P4Info())
+    info = text_format.Parse(path.read_text(), p4info_pb2.P4Info())
+    assert [t.preamble.name for t in info.tables] == ["MyIngress.ipv4_lpm"]
 
 
 BROKEN = """#include <core.p4>
@@ -162,7 +182,7 @@ def test_syntax_error_keeps_existing_outputs_untouched(tmp_path: Path) -> None:
 
 def test_compile_time_of_largest_program(tmp_path: Path) -> None:
     """Recorded for the report; p4c-bm2-ss takes about half a second on a small program."""
-    program = max(PROGRAMS, key=lambda p: p.stat().st_size)
+    program = LARGEST
     started = time.perf_counter()
     res = softnic_compile(
         program, "-o", tmp_path / "x.json", "--p4runtime-files", tmp_path / "x.txt"

@@ -430,6 +430,17 @@ def test_pkg_info() -> None:
     info = build_p4info(rich_resources())
     assert info.pkg_info.arch == "v1model"
     assert info.pkg_info.name == "rich"
+    res = rich_resources()
+    res.program_name = "/some/build/dir/cache.p4"
+    assert build_p4info(res).pkg_info.name == "cache"  # independent of where it was compiled
+
+
+def test_scope_annotations_added_like_p4c() -> None:
+    res = rich_resources()
+    for ref in res.tables[0].action_refs:
+        ref.annotations = []
+    refs = by_name(build_p4info(res).tables, "MyIngress.fwd").action_refs
+    assert [list(r.annotations) for r in refs] == [["@tableonly"], ["@defaultonly"]]
 
 
 def test_unknown_references_are_errors() -> None:
@@ -497,7 +508,9 @@ def test_written_files_load_back_identically(tmp_path: Path) -> None:
         else:
             loaded.ParseFromString(path.read_bytes())
         assert loaded == info, suffix
-    assert 'name: "MyIngress.fwd"' in (tmp_path / "rich.p4info.txt").read_text()
+    text = (tmp_path / "rich.p4info.txt").read_text()
+    assert text.startswith("# proto-file: p4/config/v1/p4info.proto\n")  # as current p4c
+    assert 'name: "MyIngress.fwd"' in text
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         f"rich.p4info{s}" for s in (".txt", ".txtpb", ".json", ".bin")
     )  # no temporary files left behind

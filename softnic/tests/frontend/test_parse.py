@@ -7,11 +7,12 @@ from pathlib import Path
 import pytest
 
 from softnic.frontend import ast
+from softnic.frontend.lexer import tokenize
 from softnic.frontend.parser import parse_expression, parse_program
 from softnic.frontend.preprocess import P4INCLUDE_DIR, preprocess
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-PROGRAMS = sorted(p for p in CORPUS.glob("*.p4") if p.name != "common_headers.p4")
+PROGRAMS = sorted(CORPUS.glob("*.p4"))
 
 
 def parse_file(path: Path | str) -> ast.Program:
@@ -125,6 +126,40 @@ def test_v1model_declares_the_p4c_api(tmp_path: Path) -> None:
 def test_include_files_live_in_the_package() -> None:
     assert (Path(P4INCLUDE_DIR) / "core.p4").is_file()
     assert (Path(P4INCLUDE_DIR) / "v1model.p4").is_file()
+
+
+# --------------------------------------------------------------------------- lexer
+
+
+def test_lexer_longest_operators_and_angles() -> None:
+    toks = tokenize("a &&& b && c |+| d |-| e ++ f 1..5 x>>y <<= // c\n /* d */ g")
+    texts = [t.text for t in toks if t.kind != "EOF"]
+    assert texts == [
+        "a", "&&&", "b", "&&", "c", "|+|", "d", "|-|", "e", "++", "f", "1", "..", "5",
+        "x", ">", ">", "y", "<<", "=", "g",
+    ]  # fmt: skip
+    # '>>' stays two tokens; the parser tells a shift from closing type arguments by adjacency
+    gt1, gt2 = (t for t in toks if t.text == ">")
+    assert gt2.pos == gt1.end
+
+
+def test_lexer_follows_line_markers() -> None:
+    text = '# 1 "top.p4"\nconst\n# 7 "inc.p4" 1\n  bit\n\n   x\n#line 3 "top.p4"\ny'
+    toks = tokenize(text)
+    assert [(t.text, str(t.loc)) for t in toks[:-1]] == [
+        ("const", "top.p4:1:1"),
+        ("bit", "inc.p4:7:3"),
+        ("x", "inc.p4:9:4"),
+        ("y", "top.p4:3:1"),
+    ]
+
+
+def test_lexer_keywords_strings_and_identifiers() -> None:
+    toks = tokenize('control _ _x "a\\"b" apply')
+    assert [(t.kind, t.text) for t in toks[:-1]] == [
+        ("KW", "control"), ("KW", "_"), ("ID", "_x"), ("STR", '"a\\"b"'), ("KW", "apply"),
+    ]  # fmt: skip
+    assert toks[3].value == 'a"b'
 
 
 # --------------------------------------------------------------------------- expressions

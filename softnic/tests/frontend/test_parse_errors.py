@@ -58,6 +58,8 @@ def test_negative_program_reports_exact_error(path: Path) -> None:
         ("typedef struct { bit<8> a; } S;\n", 1, 9,
          "typedef of an inline type declaration is not supported by softnic"),
         ("const list<bit<8>> L = {1};\n", 1, 7, "list types are not supported by softnic"),
+        ("header h_t { bit<8> a; }\ncontrol C(inout h_t h) { apply { h = {#}; } }\n", 2, 39,
+         "invalid-header expressions {#} are not supported by softnic"),
         ("table t { }\n", 1, 1, "tables outside a control are not supported by softnic"),
         ('const string S = "abc;\n', 1, 18, "unterminated string literal"),
         ("extern E { E(); abstract void f(); }\n"
@@ -91,6 +93,10 @@ def test_unsupported_and_lexical_errors(
         ("control C() { apply { if x { } } }\n", 1, 26, 'IDENTIFIER "x"'),
         ("control C() { apply { } } }\n", 1, 27, "}"),
         ("extern E { void f() }\n", 1, 21, "}"),
+        ("control C(inout bit<8> x) { x = 1; apply { } }\n", 1, 31, "="),
+        ("parser P() { bit<8> a b; state start { } }\n", 1, 23, 'IDENTIFIER "b"'),
+        ("header h { bit<8> f; }\ncontrol C() { apply { h x y; } }\n", 2, 27, 'IDENTIFIER "y"'),
+        ("control C() { apply { bit<8> x y; } }\n", 1, 32, 'IDENTIFIER "y"'),
     ],
 )  # fmt: skip
 def test_syntax_errors_name_the_offending_token(

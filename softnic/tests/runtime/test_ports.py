@@ -143,3 +143,19 @@ def test_pcap_dir_records_in_and_out(topo: Topology, tmp_path) -> None:
     assert ins == [f]
     assert outs == [f]
     assert read_pcap(tmp_path / f"{h2.switch_ifname}_in.pcap") == []
+
+
+def test_outgoing_filter_fallback_for_old_kernels(topo: Topology) -> None:
+    """Without PACKET_IGNORE_OUTGOING the loop must itself skip the frames it transmitted."""
+    h1, h2 = topo.hosts
+    frames = [frame(H2_MAC, H1_MAC, bytes([i]) * 60) for i in range(5)]
+    with _portset(topo) as ps:
+        for port in ps.ports.values():
+            port.sock.setsockopt(263, 23, 0)  # turn PACKET_IGNORE_OUTGOING off again
+            port.filter_outgoing = True
+        ps.start(lambda port, data: [(2 if port == 1 else 1, data)])
+        cap = h2.capture(ETYPE, timeout=1.5)
+        h1.send_frames(frames)
+        assert cap.frames() == frames
+        assert ps.stats()[1].rx == len(frames)
+        assert ps.stats()[2].rx == 0
