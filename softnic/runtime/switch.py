@@ -753,8 +753,8 @@ class Switch:
 
     @staticmethod
     def _index(obj: Any, index: int) -> None:
-        if not 0 <= index < obj.size:
-            raise InvalidArgument(f"index {index} out of range for '{obj.name}' ({obj.size})")
+        if not 0 <= index < obj.size:  # IndexError: P4Runtime's OUT_OF_RANGE
+            raise IndexError(f"index {index} out of range for '{obj.name}' ({obj.size})")
 
     def counter_read(self, name: str, index: int) -> tuple[int, int]:
         with self._lock:
