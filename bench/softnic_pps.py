@@ -180,7 +180,7 @@ def _install_route(grpc_addr: str, bmv2_json: Path, p4info: Path) -> None:
 
 
 def veth_pps(bmv2_json: Path, p4info: Path, count: int) -> dict:
-    from softnic.tests.netns import Topology
+    from softnic.netns import Topology
 
     frames = build_frames()
     with Topology(2, switch_in_root=True) as topo:

@@ -114,6 +114,7 @@ class ControllerHeaderInfo:
     fields: list[StructFieldInfo]
     annotations: list[str] = field(default_factory=list)
     id: Optional[int] = None
+    type_name: str = ""  # the header type's name: p4c derives the P4Info id from it
 
 
 @dataclass

@@ -151,6 +151,13 @@ class CodeGen:
     # -- helpers -----------------------------------------------------------------------------
     def header_int(self, h: HeaderInfo) -> str:
         """Source of the header's fields concatenated into one int."""
+        if h.vl_index is not None:
+            expr = ""
+            for i, (_, w, s) in enumerate(h.fields):
+                width = f"F[{h.len_slot}]" if i == h.vl_index else str(w)
+                ref = f"(F[{h.base + i}] & {(1 << w) - 1:#x})" if s else f"F[{h.base + i}]"
+                expr = ref if not expr else f"(({expr}) << {width}) | {ref}"
+            return expr
         parts = []
         shift = h.nbits
         for i, (_, w, s) in enumerate(h.fields):
@@ -160,6 +167,13 @@ class CodeGen:
             ref = f"(F[{h.base + i}] & {(1 << w) - 1:#x})" if s else f"F[{h.base + i}]"
             parts.append(f"({ref} << {shift})" if shift else ref)
         return " | ".join(parts) if parts else "0"
+
+    @staticmethod
+    def header_bits(h: HeaderInfo) -> str:
+        """Source of the header's current width in bits."""
+        if h.vl_index is None:
+            return str(h.nbits)
+        return f"({h.nbits} + F[{h.len_slot}])"
 
     def slot_source(self, node: Any, where: str) -> tuple[str, int]:
         """Source of a field-like reference and its width (for keys)."""
@@ -198,7 +212,28 @@ class CodeGen:
                 raise PipelineLoadError(f"{w}: parameter {i} must name a known {kind}: {a!r}")
             return table[a["value"]]
 
-        if op in ("assign", "modify_field", "assign_VL"):
+        if op == "assign_union":
+            nargs(2)
+            du = self.lay.unions.get(args[0].get("value") if isinstance(args[0], dict) else None)
+            su = self.lay.unions.get(args[1].get("value") if isinstance(args[1], dict) else None)
+            if du is None or su is None or len(du) != len(su):
+                raise PipelineLoadError(f"{w}: expected two header unions of the same type")
+            out = []
+            for dn, sn in zip(du, su, strict=True):
+                a, b = self.lay.headers[dn], self.lay.headers[sn]
+                out.append(f"F[{a.base}:{a.base + a.span}] = F[{b.base}:{b.base + b.span}]")
+            return out
+        if op == "assign_VL":
+            nargs(2)
+            d = eg.lvalue(args[0], w)
+            sref = args[1].get("value") if isinstance(args[1], dict) else None
+            dh = self.lay.headers.get(args[0].get("value", [None])[0])
+            sh = self.lay.headers.get(sref[0]) if isinstance(sref, list) else None
+            if dh is None or sh is None or dh.vl_index is None or sh.vl_index is None:
+                raise PipelineLoadError(f"{w}: expected two varbit fields")
+            return [f"F[{d[0]}] = F[{self.lay.field_slot(sref)}]",
+                    f"F[{dh.len_slot}] = F[{sh.len_slot}]"]
+        if op in ("assign", "modify_field"):
             nargs(2)
             if isinstance(args[0], dict) and args[0].get("type") == "header":
                 return self.primitive({"op": "assign_header", "parameters": args}, where)
@@ -220,7 +255,7 @@ class CodeGen:
             nargs(2)
             d = eg.header(args[0], w)
             s = eg.header(args[1], w)
-            n = d.nfields + 1
+            n = d.span
             return [f"_d = {d.base}", f"_s = {s.base}", f"F[_d:_d + {n}] = F[_s:_s + {n}]"]
         if op == "assign_header_stack":
             nargs(2)
@@ -238,7 +273,8 @@ class CodeGen:
             h = eg.header(args[0], w)
             zeros = eg.const([0] * h.nfields, "z")
             return [f"_h = {h.base}", f"if not F[_h + {h.nfields}]:",
-                    f"    F[_h:_h + {h.nfields}] = {zeros}", f"    F[_h + {h.nfields}] = 1"]
+                    f"    F[_h:_h + {h.nfields}] = {zeros}", f"    F[_h + {h.nfields}] = 1"] + [
+                        f"F[{vs}] = 0" for vs in h.siblings]
         if op == "remove_header":
             nargs(1)
             h = eg.header(args[0], w)
@@ -406,7 +442,10 @@ class CodeGen:
                 wd = self.lay.widths[slot]
                 val = f"(F[{slot}] & {(1 << wd) - 1:#x})" if self.lay.signed[slot] else f"F[{slot}]"
                 key = None if h.metadata else h.name
-                if groups and groups[-1][0] == key and key is not None:
+                if h.vl_index is not None and slot == h.base + h.vl_index:
+                    groups.append([key, [(val, f"F[{h.len_slot}]")]])
+                    groups.append([None, []])  # nothing may merge into a dynamic group
+                elif groups and groups[-1][0] == key and key is not None:
                     groups[-1][1].append((val, wd))
                 else:
                     groups.append([key, [(val, wd)]])
@@ -419,7 +458,8 @@ class CodeGen:
                 groups.append([None, [(str(val), bw)]])
             elif t == "header":
                 h = self.lay.header(inp.get("value"))
-                groups.append([h.name, [(f"({self.header_int(h)})", h.nbits)]])
+                groups.append([h.name, [(f"({self.header_int(h)})", self.header_bits(h))]])
+                groups.append([None, []])
                 last_hdr = h.name
             elif t == "payload":
                 payload = True
@@ -427,12 +467,18 @@ class CodeGen:
                 raise PipelineLoadError(f"calculation '{name}': unsupported input {inp!r}")
         body = ["v = 0", "nb = 0"]
         for hname, parts in groups:
-            total = sum(w for _, w in parts)
-            exprs = []
-            shift = total
-            for src, w in parts:
-                shift -= w
-                exprs.append(f"({src} << {shift})" if shift else src)
+            if not parts:
+                continue
+            if any(isinstance(w, str) for _, w in parts):  # one dynamic-width input
+                [(src, total)] = parts
+                exprs = [src]
+            else:
+                total = sum(w for _, w in parts)
+                exprs = []
+                shift = total
+                for src, w in parts:
+                    shift -= w
+                    exprs.append(f"({src} << {shift})" if shift else src)
             line = f"v = (v << {total}) | {' | '.join(exprs)}; nb += {total}"
             if hname is None:
                 body.append(line)
@@ -446,7 +492,8 @@ class CodeGen:
             for hn in after:
                 h = self.lay.headers[hn]
                 body += [f"if F[{h.valid_slot}]:",
-                         f"    b += ({self.header_int(h)}).to_bytes({h.nbits // 8}, 'big')"]
+                         f"    b += ({self.header_int(h)}).to_bytes({self.header_bits(h)} >> 3, "
+                         "'big')"]
             body.append("b += PL")
         body.append("return b")
         self.calc_bodies[fname] = body
@@ -504,22 +551,28 @@ class CodeGen:
         body = ["v = 0", "nb = 0"]
         for hn in self.deparse_order:
             h = self.lay.headers[hn]
-            nbytes = h.nbits // 8
+            bits = self.header_bits(h)
+            nbytes = f"({bits} >> 3)" if h.vl_index is not None else str(h.nbits // 8)
             expr = self.header_int(h)
-            body += [f"if F[{h.valid_slot}]:", f"    v = (v << {h.nbits}) | {expr}",
+            body += [f"if F[{h.valid_slot}]:", f"    v = (v << {bits}) | {expr}",
                      f"    nb += {nbytes}"]
             pname = f"_pack_{h.hid}_{len(self.packer_exprs)}"
-            self.src += [f"def {pname}(F):", f"    return ({expr}).to_bytes({nbytes}, 'big')", ""]
+            self.src += [f"def {pname}(F):", f"    return ({expr}).to_bytes({nbytes}, 'big')",
+                         ""]
             self.packer_exprs[hn] = pname
         body.append("return v.to_bytes(nb, 'big')")
         self.src += ["def _deparse(F):"] + _ind(body) + [""]
 
     # -- parser ------------------------------------------------------------------------------
-    def extract_lines(self, h: HeaderInfo, traced: bool) -> list[str]:
-        nb = h.nbits // 8
+    def extract_lines(self, h: HeaderInfo, traced: bool, vl_len: str | None = None) -> list[str]:
         out = []
         if traced:
             out.append(f"T({'Extracting header ' + repr(h.name)!r})")
+        if h.vl_index is not None:
+            if vl_len is None:
+                raise PipelineLoadError(f"header '{h.name}' has a varbit field: use extract_VL")
+            return out + self.extract_vl_lines(h, vl_len)
+        nb = h.nbits // 8
         out += [f"e = pos + {nb}", f"if e > n: raise _PE({self.too_short}, pos)"]
         if nb:
             out.append("v = int.from_bytes(B[pos:e], 'big')")
@@ -533,6 +586,27 @@ class CodeGen:
                 val = "0"
             out.append(f"F[{h.base + i}] = " + (f"_tcm({val}, {w})" if s else val))
         out += [f"F[{h.valid_slot}] = 1", "pos = e"]
+        out += [f"F[{vs}] = 0" for vs in h.union_siblings]
+        return out
+
+    def extract_vl_lines(self, h: HeaderInfo, vl_len: str) -> list[str]:
+        """extract_VL: the varbit field's length in bits comes from an expression."""
+        hts = self.p.errors["HeaderTooShort"]
+        out = [f"L = {vl_len}",
+               f"if L < 0 or L > {h.max_vl_bits} or L & 7: raise _PE({hts}, pos)",
+               f"r = {h.nbits} + L", "e = pos + (r >> 3)",
+               f"if e > n: raise _PE({self.too_short}, pos)",
+               "v = int.from_bytes(B[pos:e], 'big')"]
+        for i, (_, w, s) in enumerate(h.fields):
+            if i == h.vl_index:
+                out += ["r -= L", f"F[{h.base + i}] = (v >> r) & ((1 << L) - 1)",
+                        f"F[{h.len_slot}] = L"]
+                continue
+            out.append(f"r -= {w}")
+            val = f"((v >> r) & {(1 << w) - 1:#x})"
+            out.append(f"F[{h.base + i}] = " + (f"_tcm({val}, {w})" if s else val))
+        out += [f"F[{h.valid_slot}] = 1", "pos = e"]
+        out += [f"F[{vs}] = 0" for vs in h.union_siblings]
         return out
 
     def parser(self, traced: bool) -> str:
@@ -584,6 +658,12 @@ class CodeGen:
                                  f"F[{stk.next_slot}] = i + 1"]
                     else:
                         raise PipelineLoadError(f"{where}: unsupported extract type {kind!r}")
+                elif o == "extract_VL":
+                    if len(args) != 2 or not isinstance(args[0], dict) \
+                            or args[0].get("type") != "regular":
+                        raise PipelineLoadError(f"{where}: extract_VL takes a header and a length")
+                    h = self.lay.header(args[0].get("value"))
+                    body += self.extract_lines(h, traced, self.eg.data(args[1], where))
                 elif o == "set":
                     if len(args) != 2:
                         raise PipelineLoadError(f"{where}: set takes two parameters")

@@ -59,10 +59,13 @@ def usat_cast(v: int, w: int) -> int:
 class Hdr:
     """A header-valued expression: ``base`` is Python source for its first slot."""
 
-    def __init__(self, base: str, htype: str, nfields: int) -> None:
+    def __init__(self, base: str, htype: str, nfields: int, span: int | None = None,
+                 siblings: list[int] | None = None) -> None:
         self.base = base
         self.htype = htype
         self.nfields = nfields
+        self.span = nfields + 1 if span is None else span
+        self.siblings = siblings or []  # valid slots of other header-union members
 
 
 class ExprGen:
@@ -100,7 +103,7 @@ class ExprGen:
         """A header reference: ``{"type": "header", ...}`` or a stack dereference expression."""
         if isinstance(node, dict) and node.get("type") == "header":
             h = self.lay.header(node.get("value"))
-            return Hdr(str(h.base), h.type_name, len(h.fields))
+            return Hdr(str(h.base), h.type_name, len(h.fields), h.span, h.union_siblings)
         if isinstance(node, dict) and node.get("type") == "expression":
             return self.header(node.get("value"), ctx)
         if isinstance(node, dict) and node.get("op") == "dereference_header_stack":
@@ -230,6 +233,13 @@ class ExprGen:
         if o == "valid":
             h = self.header(right, ctx)
             return f"(F[{h.base} + {h.nfields}] == 1)"
+        if o == "valid_union":
+            uname = (right or {}).get("value") if isinstance(right, dict) else None
+            members = self.lay.unions.get(uname)
+            if members is None:
+                raise PipelineLoadError(f"{ctx}: unknown header union {uname!r}")
+            slots = [self.lay.headers[m].valid_slot for m in members]
+            return "(" + " or ".join(f"F[{s}] == 1" for s in slots) + ")"
         if o == "d2b":
             return f"({self.data(right, ctx)} != 0)"
         if o == "b2d":

@@ -44,13 +44,27 @@ class HeaderInfo:
     base: int  # slot of the first field; field k is at base + k
     metadata: bool
     hid: int
+    vl_index: int | None = None  # index of the varbit field (its width in fields is 0)
+    max_vl_bits: int = 0
+    union_siblings: list[int] = field(default_factory=list)  # valid slots of other members
 
     @property
     def valid_slot(self) -> int:
         return self.base + len(self.fields)
 
     @property
+    def len_slot(self) -> int:
+        """Slot holding the current bit length of the varbit field (VL headers only)."""
+        return self.base + len(self.fields) + 1
+
+    @property
+    def span(self) -> int:
+        """Number of slots a header copy must move (fields, validity, varbit length)."""
+        return len(self.fields) + (2 if self.vl_index is not None else 1)
+
+    @property
     def nbits(self) -> int:
+        """Static width in bits (a varbit field's current length is not included)."""
         return sum(w for _, w, _ in self.fields)
 
     def field_index(self, fname: str) -> int:
@@ -73,6 +87,7 @@ class Layout:
 
     headers: dict[str, HeaderInfo] = field(default_factory=dict)
     stacks: dict[str, StackInfo] = field(default_factory=dict)
+    unions: dict[str, list[str]] = field(default_factory=dict)  # union -> member headers
     widths: list[int] = field(default_factory=list)  # per slot (validity: 1)
     signed: list[bool] = field(default_factory=list)
     template: list[int] = field(default_factory=list)
@@ -165,12 +180,16 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
     for ht in _list(j, "header_types"):
         name = _need(ht, "name", str, "header_types[]")
         fields = _need(ht, "fields", list, f"header type '{name}'")
+        nvl = 0
         for f in fields:
             if not (isinstance(f, list) and len(f) in (2, 3) and isinstance(f[0], str)):
                 raise PipelineLoadError(f"header type '{name}': malformed field {f!r}")
             if f[1] == "*":
-                raise PipelineLoadError(
-                    f"header type '{name}': variable-length field '{f[0]}' is not supported")
+                nvl += 1
+                if nvl > 1 or not isinstance(ht.get("max_length"), int):
+                    raise PipelineLoadError(f"header type '{name}': a variable-length field "
+                                            "needs 'max_length' and must be the only one")
+                continue
             if not isinstance(f[1], int) or f[1] < 0:
                 raise PipelineLoadError(f"header type '{name}': bad width for field {f!r}")
         htypes[name] = ht
@@ -182,15 +201,22 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
         if name in lay.headers:
             raise PipelineLoadError(f"duplicate header instance '{name}'")
         meta = bool(h.get("metadata", False))
-        fields = [(f[0], f[1], bool(f[2]) if len(f) == 3 else False)
-                  for f in htypes[tname]["fields"]]
+        ht = htypes[tname]
+        fields = [(f[0], 0 if f[1] == "*" else f[1], bool(f[2]) if len(f) == 3 else False)
+                  for f in ht["fields"]]
+        vl = next((i for i, f in enumerate(ht["fields"]) if f[1] == "*"), None)
         base = len(lay.widths)
-        for _, w, s in fields:
-            lay.new_slot(w, s)
+        static = sum(w for _, w, _ in fields)
+        max_vl = ht.get("max_length", 0) * 8 - static if vl is not None else 0
+        for i, (_, w, sg) in enumerate(fields):
+            lay.new_slot(max_vl if i == vl else w, sg)
         lay.new_slot(1, False, 1 if meta else 0)
-        if not meta and sum(w for _, w, _ in fields) % 8:
+        if vl is not None:
+            lay.new_slot(32)
+        if not meta and static % 8:
             raise PipelineLoadError(f"header '{name}': width is not a multiple of 8 bits")
-        lay.headers[name] = HeaderInfo(name, tname, fields, base, meta, h.get("id", -1))
+        lay.headers[name] = HeaderInfo(name, tname, fields, base, meta, h.get("id", -1), vl,
+                                       max(0, max_vl))
     by_id = {h.hid: h.name for h in lay.headers.values()}
     for s in _list(j, "header_stacks"):
         name = _need(s, "name", str, "header_stacks[]")
@@ -200,8 +226,17 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
         except (KeyError, TypeError) as e:
             raise PipelineLoadError(f"header stack '{name}': unknown header id {e}") from None
         lay.stacks[name] = StackInfo(name, names, lay.new_slot(32))
-    if _list(j, "header_unions") or _list(j, "header_union_stacks"):
-        raise PipelineLoadError("header unions are not supported by softnic")
+    if _list(j, "header_union_stacks"):
+        raise PipelineLoadError("header union stacks are not supported by softnic")
+    for u in _list(j, "header_unions"):
+        uname = _need(u, "name", str, "header_unions[]")
+        try:
+            members = [lay.headers[by_id[i]] for i in _need(u, "header_ids", list, uname)]
+        except (KeyError, TypeError) as e:
+            raise PipelineLoadError(f"header union '{uname}': unknown header id {e}") from None
+        lay.unions[uname] = [m.name for m in members]
+        for m in members:
+            m.union_siblings = [o.valid_slot for o in members if o is not m]
     for alias in _list(j, "field_aliases"):
         if not (isinstance(alias, list) and len(alias) == 2 and isinstance(alias[0], str)):
             raise PipelineLoadError(f"malformed field alias {alias!r}")

@@ -21,7 +21,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from softnic.runtime.pcap import read_pcap
-from softnic.tests.netns import Topology, require_netns
+from softnic.netns import Topology, require_netns
 
 ROOT = Path(__file__).resolve().parents[3]
 L3_P4 = ROOT / "bench" / "p4" / "l3.p4"

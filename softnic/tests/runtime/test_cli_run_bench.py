@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from bench.softnic_pps import main
-from softnic.tests.netns import require_netns
+from softnic.netns import require_netns
 
 
 def test_bench_smoke(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 A :class:`Topology` creates one namespace per host and, by default, one namespace for the switch
 (so the switch's interfaces can have fixed names such as ``veth1`` without clashing with anything
-on the machine). Host ``i`` (1-based) gets interface ``eth0`` whose peer is ``veth<i>`` on the
-switch side; the switch binds that as port ``i``.
+on the machine). Host ``i`` (1-based, or the port its :class:`HostSpec` names) gets interface
+``eth0`` whose peer is ``veth<i>`` on the switch side; the switch binds that as port ``i``.
 
 Routed addressing follows p4lang/tutorials' basic exercise so programs written for it work
 unchanged: host i is 10.0.i.i/24 (see :func:`routed_host`) with a default route via a
@@ -70,6 +70,7 @@ class HostSpec:
     gw_ip: str | None = None  # default route via this address...
     gw_mac: str | None = None  # ...pinned with a static ARP entry
     neighbors: dict[str, str] = field(default_factory=dict)  # extra static ARP: ip -> mac
+    port: int | None = None  # switch port to wire to; None: the host's 1-based position
 
 
 def routed_host(i: int) -> HostSpec:
@@ -254,8 +255,11 @@ class Topology:
         self.offloads_off = offloads_off
         self.hosts: list[Host] = []
         for i, spec in enumerate(specs, start=1):
-            sw_if = f"{self.tag[-9:]}p{i}" if switch_in_root else f"veth{i}"
-            self.hosts.append(Host(spec, f"{self.tag}{spec.name}", "eth0", i, sw_if))
+            port = spec.port if spec.port is not None else i
+            if any(h.port == port for h in self.hosts):
+                raise ValueError(f"switch port {port} is given to two hosts")
+            sw_if = f"{self.tag[-9:]}p{port}" if switch_in_root else f"veth{port}"
+            self.hosts.append(Host(spec, f"{self.tag}{spec.name}", "eth0", port, sw_if))
         self._created: list[str] = []
 
     # -- lifecycle
