@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from softnic.frontend import ast
+from softnic.frontend.desugar import always_returns, walk
 from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
@@ -145,7 +146,7 @@ class Checker:
             raise err(self.prog, "No main package instantiation found")
 
     def error_value(self, name: str) -> int:
-        return self.errors.index(name) + 1
+        return self.errors.index(name)
 
     # ------------------------------------------------------------------ declarations
 
@@ -1005,7 +1006,7 @@ class Checker:
             self.check_stmt(s.then, scope.child(), ctx)
             if s.other is not None:
                 self.check_stmt(s.other, scope.child(), ctx)
-            if ctx in ("action", "function"):
+            if ctx == "action":
                 for branch in (s.then, s.other):
                     if branch is not None and self.has_side_effects(branch):
                         raise err(s, CONDITIONAL_IN_ACTION)
@@ -1045,8 +1046,8 @@ class Checker:
     def check_switch(self, s: ast.SwitchStmt, scope: Scope, ctx: str) -> None:
         t = self.type_of(s.expr, scope)
         if not isinstance(t, ActionEnumT):
-            raise err(s.expr, f"{show_expr(s.expr)}: switch on values other than "
-                      "table.apply().action_run is unsupported on this target")
+            self.check_value_switch(s, t, scope, ctx)
+            return
         table_sym = self.table_syms.get(t.table)
         allowed = set()
         if table_sym is not None:
@@ -1064,6 +1065,35 @@ class Checker:
                 seen.add(c.label.name)
             else:
                 raise err(c.label, f"{show_expr(c.label)}: switch label must be an action name")
+            if c.body is not None:
+                self.check_block(c.body, scope, ctx)
+
+    def check_value_switch(self, s: ast.SwitchStmt, t: PType, scope: Scope, ctx: str) -> None:
+        """``switch (e) { 1: {...} default: {...} }`` on a bit<W>/int<W>/enum/error value;
+        the labels must be distinct compile-time constants of e's type."""
+        if not isinstance(t, (BitT, EnumT, ErrorT)):
+            raise err(s.expr, f"{show_expr(s.expr)}: switch on a value of type {t.show()} is "
+                      "not allowed")
+        seen: set[Any] = set()
+        for i, c in enumerate(s.cases):
+            if isinstance(c.label, ast.Default):
+                if i != len(s.cases) - 1:
+                    raise err(c.label, "default label must be the last switch label")
+            else:
+                lt = self.type_of(c.label, scope, t)
+                self.assignable(lt, t, c.label)
+                v = self.const_eval(c.label, scope)
+                if v is None:
+                    v = self.consts.get(id(c.label))
+                if not isinstance(v, int):
+                    raise err(c.label, f"{show_expr(c.label)}: switch label must be a "
+                              "compile-time constant")
+                if isinstance(t, BitT):
+                    v &= mask(t.width)
+                if v in seen:
+                    raise err(c.label, f"{show_expr(c.label)}: duplicate switch label")
+                seen.add(v)
+                self.consts[id(c.label)] = v
             if c.body is not None:
                 self.check_block(c.body, scope, ctx)
 
@@ -1106,15 +1136,19 @@ class Checker:
         self.scopes[id(d)] = body_scope
         self.check_block(d.body, body_scope, "function")
         ret = self.resolve_type(d.ret, scope)
-        stmts = d.body.stmts
-        for i, st in enumerate(stmts):
-            if isinstance(st, ast.ReturnStmt) and i != len(stmts) - 1:
-                raise err(st, "return before the end of a function is unsupported on this target")
         if not isinstance(ret, VoidT):
-            last = stmts[-1] if stmts else None
-            if not isinstance(last, ast.ReturnStmt) or last.value is None:
-                raise err(d, f"{d.name}: function must end with a return statement")
-            self.assignable(self.types[id(last.value)], ret, last.value)
+            if not always_returns(d.body):
+                raise err(d, f"{d.name}: function does not return a value on every path")
+            for n in walk(d.body):
+                if isinstance(n, ast.ReturnStmt):
+                    if n.value is None:
+                        raise err(n, f"{d.name}: return without a value in a function returning "
+                                  f"{ret.show()}")
+                    self.assignable(self.types[id(n.value)], ret, n.value)
+        else:
+            for n in walk(d.body):
+                if isinstance(n, ast.ReturnStmt) and n.value is not None:
+                    raise err(n, f"{d.name}: return with a value in a void function")
 
     def declare_params(self, params: list[ast.Param], scope: Scope) -> None:
         for p in params:

@@ -1,8 +1,8 @@
 """``compile_program``/``compile_file``: the semantic half of ``softnic compile``.
 
-preprocess -> parse -> check (names, types, p4c-bm2-ss restrictions) -> lower (BMv2 JSON and the
-P4Runtime resources the P4Info writer needs). Every user error is a :class:`CompileError` with a
-source location.
+preprocess -> parse -> desugar (p4c's inlining rewrites) -> check (names, types, p4c-bm2-ss
+restrictions) -> lower (BMv2 JSON and the P4Runtime resources the P4Info writer needs). Every
+user error is a :class:`CompileError` with a source location.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker
+from softnic.frontend.desugar import desugar
 from softnic.frontend.lower import Program
 from softnic.frontend.resources import ProgramResources
 
@@ -19,6 +20,7 @@ from softnic.frontend.resources import ProgramResources
 def compile_program(prog: ast.Program, program_name: str) -> tuple[dict[str, Any],
                                                                    ProgramResources]:
     """Check and lower a parsed program; returns (BMv2 JSON dict, resources)."""
+    desugar(prog)
     chk = Checker(prog)
     chk.run()
     lowering = Program(chk, program_name)

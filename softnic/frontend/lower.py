@@ -309,7 +309,7 @@ class Program:
             "header_unions": self.layout.header_unions,
             "header_union_stacks": [],
             "field_lists": self.field_lists,
-            "errors": [[e, i + 1] for i, e in enumerate(self.chk.errors)],
+            "errors": [[e, i] for i, e in enumerate(self.chk.errors)],
             "enums": [],
             "parsers": parsers,
             "parse_vsets": [],

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import annotation, annotation_string, err
+from softnic.frontend.desugar import InlinedApply
 from softnic.frontend.layout import FieldLoc, HeaderLoc, JsonLoc, Loc, StackLoc, StructLoc, UnionLoc
 from softnic.frontend.lower_expr import ExprLowerer, field_ref, hexstr
 from softnic.frontend.lower_stmt import StmtLowerer, source_info
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.resources import ActionRefInfo, MatchFieldInfo, TableInfo
-from softnic.frontend.types import ApplyResultT, BoolT, bit_width
+from softnic.frontend.types import ActionEnumT, ApplyResultT, BoolT, bit_width
 
 if TYPE_CHECKING:
     from softnic.frontend.lower import Program
@@ -43,6 +44,7 @@ class ControlLowerer:
         self.tables: list[dict[str, Any]] = []
         self.conditionals: list[dict[str, Any]] = []
         self.applied: set[str] = set()
+        self.return_targets: list[str | None] = [None]  # where ``return`` continues
         self.x = ExprLowerer(self.chk, env)
 
     # ------------------------------------------------------------------ entry
@@ -101,7 +103,7 @@ class ControlLowerer:
         for i, s in enumerate(stmts):
             if isinstance(s, ast.ReturnStmt):
                 stmts = stmts[:i]
-                nxt = None
+                nxt = self.return_targets[-1]
                 break
             if isinstance(s, ast.ExitStmt):
                 stmts = stmts[: i + 1]
@@ -159,6 +161,13 @@ class ControlLowerer:
         return tname
 
     def complex(self, s: Any, nxt: str | None) -> str | None:
+        if isinstance(s, InlinedApply):
+            # ``return`` in an inlined control ends that control only: continue after it
+            self.return_targets.append(nxt)
+            try:
+                return self.seq(s.stmts, nxt)
+            finally:
+                self.return_targets.pop()
         if isinstance(s, ast.BlockStmt):
             return self.seq(s.stmts, nxt)
         if isinstance(s, ast.CallStmt):
@@ -229,6 +238,8 @@ class ControlLowerer:
 
     def switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
         e = s.expr
+        if not isinstance(self.chk.types.get(id(e)), ActionEnumT):
+            return self.value_switch(s, nxt)
         assert isinstance(e, ast.Member) and isinstance(e.expr, ast.Call)
         call = e.expr
         tsym = self.chk.calls[id(call)].sym
@@ -256,6 +267,77 @@ class ControlLowerer:
             assert sym is not None
             nt[sym.qualified] = by_action.get(a, default_target)
         return self.apply_table(call, nt, None, nxt, per_action=True)
+
+    def value_switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
+        """``switch`` on a value, as p4c's EliminateSwitch does it: the value goes into
+        ``switch_N_key``, a hidden exact table with one const entry per label runs an empty
+        ``switch_N_case`` action, and the table's next nodes select the case body."""
+        t = self.x.type(s.expr)
+        width = bit_width(t)
+        prefix = self.prog.fresh_name("switch_0")
+        key = self.prog.layout.add_scalar(f"{prefix}_key", t)
+        owner = self.d.name
+        cases: list[tuple[str, int, list[Any], ast.SwitchCase]] = []
+        pending: list[Any] = []
+        has_default = any(isinstance(c.label, ast.Default) for c in s.cases)
+        all_cases = list(s.cases)
+        if not has_default:
+            all_cases.append(ast.SwitchCase(ast.Default(loc=s.loc), ast.BlockStmt([], loc=s.loc),
+                                            loc=s.loc))
+        default_action = ""
+        for c in all_cases:
+            pending.append(c.label)
+            if c.body is None:
+                continue
+            aname = self.prog.fresh_action_name(f"{owner}.{prefix}_case")
+            aid = self.prog.add_action_json(aname, [], [], c, synthesized=True)
+            cases.append((aname, aid, pending, c))
+            if any(isinstance(lab, ast.Default) for lab in pending):
+                default_action = aname
+            pending = []
+        entries = []
+        prio = 1
+        next_tables: dict[str, str | None] = {}
+        for aname, aid, labels, c in cases:
+            assert c.body is not None
+            next_tables[aname] = self.seq(c.body.stmts, nxt)
+            for lab in labels:
+                if isinstance(lab, ast.Default):
+                    continue
+                v = int(self.chk.consts[id(lab)])
+                entries.append({
+                    "source_info": source_info(lab, show_expr(lab)),
+                    "match_key": [{"match_type": "exact", "key": hexstr(v, width)["value"]}],
+                    "action_entry": {"action_id": aid, "action_data": []},
+                    "priority": prio,
+                })
+                prio += 1
+        tname = self.prog.fresh_table_name(f"{owner}.{prefix}_table")
+        dflt_id = self.prog.action_ids[default_action]
+        self.tables.append({
+            "name": tname,
+            "id": 0,
+            "source_info": source_info(s, "switch"),
+            "key": [{"match_type": "exact", "name": key.field, "target": [key.header, key.field],
+                     "mask": None}],
+            "match_type": "exact",
+            "type": "simple",
+            "max_size": 1024,
+            "with_counters": False,
+            "support_timeout": False,
+            "direct_meters": None,
+            "action_ids": [aid for _, aid, _, _ in cases],
+            "actions": [a for a, _, _, _ in cases],
+            "base_default_next": nxt,
+            "next_tables": next_tables,
+            "default_entry": {"action_id": dflt_id, "action_const": True, "action_data": [],
+                              "action_entry_const": True},
+            "entries": entries,
+        })
+        sl = StmtLowerer(self.prog, self.env, "action")
+        sl.emit_assign(field_ref(key.header, key.field), self.x.data(s.expr), s,
+                       f"{prefix}_key = {show_expr(s.expr)}")
+        return self.simple_key_run(sl.ops, tname, s)
 
     # ------------------------------------------------------------------ tables
 

@@ -43,7 +43,7 @@ def lower_state(prog: Program, st: ast.ParserState, env: dict[int, Loc]) -> dict
             key.append(select_key(sl, k))
             widths.append(bit_width(sl.x.type(k)))
         for c in tr.cases:
-            transitions.append(case_transition(prog, sl, c, widths))
+            transitions.extend(case_transition(prog, sl, c, widths))
     return {
         "name": st.name,
         "id": prog.next_id("parse_state"),
@@ -83,38 +83,82 @@ def select_key(sl: StmtLowerer, k: ast.Expr) -> dict[str, Any]:
 
 
 def case_transition(prog: Program, sl: StmtLowerer, c: ast.SelectCase,
-                    widths: list[int]) -> dict[str, Any]:
+                    widths: list[int]) -> list[dict[str, Any]]:
+    """One select case as BMv2 transitions: several when a range keyset is expanded."""
     ks = c.keyset
     if isinstance(ks, (ast.Default, ast.DontCare)):
-        return default_transition(prog, c.state, c)
+        return [default_transition(prog, c.state, c)]
     elems = ks.elems if isinstance(ks, ast.ListExpr) and len(widths) > 1 else [ks]
     if isinstance(ks, ast.ListExpr) and len(widths) == 1 and len(ks.elems) == 1:
         elems = ks.elems
-    value = ""
-    mask = ""
-    masked = False
+    # each element becomes a list of (value, mask, masked) alternatives; ranges expand into
+    # several, and a tuple with ranges becomes the cartesian product (p4c ReplaceSelectRange)
+    combos: list[list[tuple[int, int, bool]]] = [[]]
     for el, w in zip(elems, widths, strict=False):
-        nbytes = (w + 7) // 8
-        full = (1 << w) - 1
-        if isinstance(el, (ast.Default, ast.DontCare)):
-            v, m = 0, 0
-            masked = True
-        elif isinstance(el, ast.Binary) and el.op == "&&&":
-            v, m = sl.x.const(el.left), sl.x.const(el.right)
-            masked = True
-        elif isinstance(el, ast.Binary) and el.op == "..":
-            raise err(el, f"{show_expr(el)}: range keysets in select are unsupported on this "
-                      "target")
+        alts = keyset_alternatives(sl, el, w)
+        combos = [prev + [alt] for prev in combos for alt in alts]
+    out = []
+    nxt = next_state(prog, c.state, c)
+    for combo in combos:
+        value = ""
+        mask = ""
+        for (v, m, _), w in zip(combo, widths, strict=False):
+            nbytes = (w + 7) // 8
+            value += hex_text(v & m, w)[2:].rjust(nbytes * 2, "0")
+            mask += hex_text(m, w)[2:].rjust(nbytes * 2, "0")
+        masked = any(x[2] for x in combo)
+        out.append({"type": "hexstr", "value": "0x" + value,
+                    "mask": ("0x" + mask) if masked else None, "next_state": nxt})
+    return out
+
+
+def keyset_alternatives(sl: StmtLowerer, el: ast.Expr, w: int) -> list[tuple[int, int, bool]]:
+    full = (1 << w) - 1
+    if isinstance(el, (ast.Default, ast.DontCare)):
+        return [(0, 0, True)]
+    if isinstance(el, ast.Binary) and el.op == "..":
+        lo, hi = sl.x.const(el.left), sl.x.const(el.right)
+        if lo is None or hi is None:
+            raise err(el, f"{show_expr(el)}: Range boundaries must be a compile-time constants.")
+        t = sl.x.type(el.left)
+        signed = getattr(t, "signed", False)
+        return [(v, m, True) for v, m in range_to_masks(int(lo), int(hi), w, signed)]
+    if isinstance(el, ast.Binary) and el.op == "&&&":
+        v, m = sl.x.const(el.left), sl.x.const(el.right)
+        masked = True
+    else:
+        v, m = sl.x.const(el), full
+        masked = False
+    if v is None or m is None:
+        raise err(el, f"{show_expr(el)}: keyset must be a compile-time constant")
+    return [(int(v) & full, int(m) & full, masked)]
+
+
+def range_to_masks(lo: int, hi: int, width: int, signed: bool = False) -> list[tuple[int, int]]:
+    """Cover ``lo..hi`` with value/mask pairs, in ascending order, as p4c's midend does before
+    the BMv2 back end sees the select (BMv2 parser transitions only know value/mask). An empty
+    range (hi < lo) gives no pairs; a signed range crossing zero is split at zero."""
+    if hi < lo:
+        return []
+    if signed and lo < 0 <= hi:
+        return _expand(lo, -1, width) + _expand(0, hi, width)
+    return _expand(lo, hi, width)
+
+
+def _expand(lo: int, hi: int, width: int) -> list[tuple[int, int]]:
+    full = (1 << width) - 1
+    if lo < 0:
+        lo, hi = lo + full + 1, hi + full + 1
+    out = []
+    remaining = hi - lo + 1
+    while remaining > 0:
+        if lo == 0:
+            stride = 1 << ((hi + 1).bit_length() - 1)
         else:
-            v, m = sl.x.const(el), full
-        if v is None or m is None:
-            raise err(el, f"{show_expr(el)}: keyset must be a compile-time constant")
-        v, m = int(v) & full, int(m) & full
-        value += hex_text(v & m, w)[2:].rjust(nbytes * 2, "0")
-        mask += hex_text(m, w)[2:].rjust(nbytes * 2, "0")
-    return {
-        "type": "hexstr",
-        "value": "0x" + value,
-        "mask": ("0x" + mask) if masked else None,
-        "next_state": next_state(prog, c.state, c),
-    }
+            stride = lo & -lo  # the largest aligned block starting at lo
+        while stride > remaining:
+            stride >>= 1
+        out.append((lo, ~(stride - 1) & full))
+        remaining -= stride
+        lo += stride
+    return out

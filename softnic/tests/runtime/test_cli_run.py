@@ -20,8 +20,8 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from softnic.runtime.pcap import read_pcap
 from softnic.netns import Topology, require_netns
+from softnic.runtime.pcap import read_pcap
 
 ROOT = Path(__file__).resolve().parents[3]
 L3_P4 = ROOT / "bench" / "p4" / "l3.p4"

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from softnic.netns import Topology, require_netns
 from softnic.runtime.pcap import read_pcap
 from softnic.runtime.ports import PortError, PortSet, parse_port_spec
-from softnic.netns import Topology, require_netns
 
 ETYPE = 0x88B5  # IEEE "local experimental": nothing else on the link uses it
 H1_MAC = bytes.fromhex("080000000111")

@@ -1,0 +1,760 @@
+"""Source-to-source rewrites that p4c's front and mid end do before the BMv2 back end runs.
+
+BMv2 JSON has no functions, no sub-controls, no constructor parameters, no ``if`` inside a parser
+state and no initialised control-level variables. p4c removes these constructs by rewriting the
+program (InlineFunctions, InlineControls, RemoveParserControlFlow, MoveInitializers), and so do
+we, on the AST, before the checker sees it. Doing it at the source level means the checker and
+the lowering only ever meet the core subset, and every rewritten node keeps the location of the
+code it came from, so later errors still point at the user's source.
+
+The rewrites (run per top-level declaration, in source order, so a callee is always finished
+before its caller is):
+
+- control instances (``TtlGuard(8w2) guard;`` + ``guard.apply(a, b)``): the callee's locals are
+  copied into the caller under fresh internal names and ``@name("guard.x")`` (so their
+  control-plane names are ``Caller.guard.x``, as with p4c); constructor parameters become the
+  constant arguments; each ``apply`` call becomes an :class:`InlinedApply` block in which the
+  apply parameters are replaced by the arguments (copied into a temporary when an ``in`` argument
+  is not a plain location);
+- functions: every call is expanded in front of the statement that contains it; parameters are
+  bound like above, ``return`` is removed by moving the code that follows it into the other
+  branch of the enclosing ``if`` and the result lands in a fresh ``retval`` variable;
+- control- and parser-level variable initialisers become assignments at the start of ``apply``
+  (or of the ``start`` state);
+- an ``if`` inside a parser state splits the state into ``s``, ``s_true``, ``s_false`` and
+  ``s_join`` joined by ``select(cond)``, exactly like p4c's RemoveParserControlFlow.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
+
+from softnic.frontend import ast
+from softnic.frontend.errors import CompileError
+
+
+@dataclass
+class InlinedApply(ast.BlockStmt):
+    """The body of an inlined ``control.apply(...)``: a ``return`` inside it ends only this
+    block, not the calling control."""
+
+    instance: str = ""
+
+
+# ---------------------------------------------------------------------- generic AST walking
+
+
+def children(node: Any) -> Iterator[Any]:
+    """Every AST node directly below ``node`` (through lists and (name, expr) tuples)."""
+    if not is_dataclass(node):
+        return
+    for f in fields(node):
+        if f.name == "loc":
+            continue
+        v = getattr(node, f.name)
+        if isinstance(v, ast.Node):
+            yield v
+        elif isinstance(v, list):
+            for x in v:
+                if isinstance(x, ast.Node):
+                    yield x
+                elif isinstance(x, tuple):
+                    yield from (y for y in x if isinstance(y, ast.Node))
+
+
+def walk(node: Any) -> Iterator[Any]:
+    yield node
+    for c in children(node):
+        yield from walk(c)
+
+
+def transform(node: Any, fn: Callable[[Any], Any]) -> Any:
+    """Rebuild ``node`` bottom-up in place: each child is replaced by ``fn(child)``."""
+    if not is_dataclass(node):
+        return node
+    for f in fields(node):
+        if f.name == "loc":
+            continue
+        v = getattr(node, f.name)
+        if isinstance(v, ast.Node):
+            setattr(node, f.name, fn(transform(v, fn)))
+        elif isinstance(v, list):
+            out = []
+            for x in v:
+                if isinstance(x, ast.Node):
+                    out.append(fn(transform(x, fn)))
+                elif isinstance(x, tuple):
+                    out.append(tuple(fn(transform(y, fn)) if isinstance(y, ast.Node) else y
+                                     for y in x))
+                else:
+                    out.append(x)
+            setattr(node, f.name, out)
+    return node
+
+
+class Names:
+    """Fresh identifiers that collide with no name used anywhere in the program."""
+
+    def __init__(self, prog: ast.Program) -> None:
+        self.used: set[str] = set()
+        for n in walk(prog):
+            for attr in ("name", "state", "next_state", "match_kind"):
+                v = getattr(n, attr, None)
+                if isinstance(v, str):
+                    self.used.add(v)
+
+    def fresh(self, base: str) -> str:
+        if base not in self.used:
+            self.used.add(base)
+            return base
+        i = 0
+        while f"{base}_{i}" in self.used:
+            i += 1
+        self.used.add(f"{base}_{i}")
+        return f"{base}_{i}"
+
+
+# ---------------------------------------------------------------------- substitution
+
+
+DECLS_RENAMED = (ast.VarDecl, ast.ConstDecl, ast.ActionDecl, ast.TableDecl,
+                 ast.InstantiationDecl, ast.FunctionDecl)
+
+
+def substitute(node: Any, mapping: dict[str, ast.Expr | str]) -> Any:
+    """Replace names in ``node`` (in place): a ``str`` value renames the declaration and every
+    use; an expression value replaces each use by a copy of it. Action and function parameters
+    shadow the mapping inside their bodies (their names are part of the control-plane API and
+    stay as written)."""
+    if not mapping:
+        return node
+    if isinstance(node, ast.PathExpr):
+        m = mapping.get(node.name)
+        if isinstance(m, str):
+            node.name = m
+        elif m is not None:
+            new = copy.deepcopy(m)
+            return new
+        return node
+    if isinstance(node, (ast.ActionDecl, ast.FunctionDecl)):
+        inner = {k: v for k, v in mapping.items() if k not in {p.name for p in node.params}}
+        for p in node.params:
+            if p.default is not None:
+                p.default = substitute(p.default, mapping)
+            p.type = substitute(p.type, mapping)
+        node.body = substitute(node.body, inner)
+        m = mapping.get(node.name)
+        if isinstance(m, str):
+            node.name = m
+        return node
+    if isinstance(node, DECLS_RENAMED):
+        m = mapping.get(node.name)
+        if isinstance(m, str):
+            node.name = m
+    if isinstance(node, ast.ActionRef):
+        m = mapping.get(node.name)
+        if isinstance(m, str):
+            node.name = m
+    if not is_dataclass(node):
+        return node
+    for f in fields(node):
+        if f.name in ("loc", "annotations"):
+            continue
+        v = getattr(node, f.name)
+        if isinstance(v, ast.Node):
+            setattr(node, f.name, substitute(v, mapping))
+        elif isinstance(v, list):
+            setattr(node, f.name, [
+                substitute(x, mapping) if isinstance(x, ast.Node)
+                else tuple(substitute(y, mapping) if isinstance(y, ast.Node) else y for y in x)
+                if isinstance(x, tuple) else x
+                for x in v
+            ])
+    return node
+
+
+def declared_names(node: Any) -> list[str]:
+    """Names of the variables and constants declared anywhere inside ``node``."""
+    out = []
+    for n in walk(node):
+        if isinstance(n, (ast.VarDecl, ast.ConstDecl)) and n.name not in out:
+            out.append(n.name)
+    return out
+
+
+def lvalue_root(e: ast.Expr) -> str | None:
+    """The variable an lvalue-shaped expression (``a.b[2].c``) is rooted at, else None."""
+    while True:
+        if isinstance(e, ast.PathExpr):
+            return e.name
+        if isinstance(e, ast.Member):
+            e = e.expr
+        elif isinstance(e, ast.Index) and isinstance(e.index, ast.IntLiteral):
+            e = e.expr
+        else:
+            return None
+
+
+def is_literal(e: ast.Expr) -> bool:
+    if isinstance(e, (ast.IntLiteral, ast.BoolLiteral)):
+        return True
+    if isinstance(e, ast.Cast):
+        return is_literal(e.expr)
+    if isinstance(e, ast.Unary) and e.op == "-":
+        return is_literal(e.expr)
+    return False
+
+
+def err(node: ast.Node, msg: str) -> CompileError:
+    return CompileError(node.loc, msg)
+
+
+def bind_args(call_node: ast.Node, params: list[ast.Param], args: list[ast.Argument],
+              what: str) -> list[ast.Expr | None]:
+    """The argument bound to each parameter (by position or name); None when omitted."""
+    out: list[ast.Expr | None] = [None] * len(params)
+    names = [p.name for p in params]
+    if len(args) > len(params):
+        raise err(call_node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
+    for i, a in enumerate(args):
+        if a.name is not None:
+            if a.name not in names:
+                raise err(a, f"{what}: no parameter named {a.name}")
+            out[names.index(a.name)] = a.value
+        else:
+            out[i] = a.value
+    for i, p in enumerate(params):
+        if out[i] is None:
+            if p.default is not None:
+                out[i] = p.default
+            elif p.direction != "out":
+                raise err(call_node, f"{what}: Expected {len(params)} arguments, got "
+                          f"{len(args)}")
+    return out
+
+
+def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
+                args: list[ast.Expr | None], what: str
+                ) -> tuple[dict[str, ast.Expr | str], list[Any], list[Any]]:
+    """Parameter bindings for an inlined body: (mapping, statements before, copy-outs after).
+
+    A location argument is used in place (no copy) unless another argument shares its root
+    variable, where copy-in/copy-out is needed to keep P4's semantics; literals are substituted;
+    any other ``in`` argument is evaluated once into a temporary."""
+    roots = [lvalue_root(a) if a is not None else None for a in args]
+    mapping: dict[str, ast.Expr | str] = {}
+    before: list[Any] = []
+    after: list[Any] = []
+    for p, a, root in zip(params, args, roots, strict=True):
+        shared = root is not None and roots.count(root) > 1 and any(
+            q.direction in ("out", "inout") for q in params)
+        if a is None or isinstance(a, ast.DontCare):
+            tmp = names.fresh(p.name)
+            before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), None, loc=call_node.loc))
+            mapping[p.name] = tmp
+            continue
+        if p.direction in ("out", "inout"):
+            if root is None:
+                raise err(a, f"{what}: argument for {p.direction} parameter {p.name} must be "
+                          "a left-value")
+            if not shared:
+                mapping[p.name] = a
+                continue
+            tmp = names.fresh(p.name)
+            init = copy.deepcopy(a) if p.direction == "inout" else None
+            before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), init, loc=a.loc))
+            after.append(ast.AssignStmt(copy.deepcopy(a), ast.PathExpr(tmp, loc=a.loc),
+                                        loc=a.loc))
+            mapping[p.name] = tmp
+            continue
+        if is_literal(a) or (root is not None and not shared):
+            mapping[p.name] = a
+            continue
+        tmp = names.fresh(p.name)
+        before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), copy.deepcopy(a), loc=a.loc))
+        mapping[p.name] = tmp
+    return mapping, before, after
+
+
+# ---------------------------------------------------------------------- return elimination
+
+
+def as_list(s: Any) -> list[Any]:
+    if s is None:
+        return []
+    if isinstance(s, ast.BlockStmt) and not isinstance(s, InlinedApply):
+        return list(s.stmts)
+    return [s]
+
+
+def may_return(s: Any) -> bool:
+    if isinstance(s, ast.ReturnStmt):
+        return True
+    if isinstance(s, InlinedApply):
+        return False
+    if isinstance(s, ast.BlockStmt):
+        return any(may_return(x) for x in s.stmts)
+    if isinstance(s, ast.IfStmt):
+        return may_return(s.then) or (s.other is not None and may_return(s.other))
+    if isinstance(s, ast.SwitchStmt):
+        return any(c.body is not None and may_return(c.body) for c in s.cases)
+    return False
+
+
+def always_returns(s: Any) -> bool:
+    if s is None:
+        return False
+    if isinstance(s, ast.ReturnStmt):
+        return True
+    if isinstance(s, ast.BlockStmt) and not isinstance(s, InlinedApply):
+        return any(always_returns(x) for x in s.stmts)
+    if isinstance(s, ast.IfStmt):
+        return always_returns(s.then) and always_returns(s.other)
+    return False
+
+
+def remove_returns(stmts: list[Any], retval: str | None) -> list[Any]:
+    """Rewrite a function body without ``return``: the value goes to ``retval`` and whatever
+    follows a conditional return moves into the branches that do not return."""
+    out: list[Any] = []
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.ReturnStmt):
+            if s.value is not None and retval is not None:
+                out.append(ast.AssignStmt(ast.PathExpr(retval, loc=s.loc), s.value, loc=s.loc))
+            return out
+        if not may_return(s):
+            out.append(s)
+            continue
+        rest = stmts[i + 1:]
+        if isinstance(s, ast.BlockStmt):
+            return out + remove_returns(list(s.stmts) + rest, retval)
+        if isinstance(s, ast.IfStmt):
+            then = remove_returns(as_list(s.then) + ([] if always_returns(s.then) else rest),
+                                  retval)
+            other = remove_returns(as_list(s.other) + ([] if always_returns(s.other) else rest),
+                                   retval)
+            out.append(ast.IfStmt(s.cond, ast.BlockStmt(then, loc=s.then.loc),
+                                  ast.BlockStmt(other, loc=s.loc) if other else None,
+                                  loc=s.loc))
+            return out
+        raise err(s, "return inside this statement is unsupported in functions on this target")
+    return out
+
+
+# ---------------------------------------------------------------------- the rewriter
+
+
+class Desugar:
+    def __init__(self, prog: ast.Program) -> None:
+        self.prog = prog
+        self.names = Names(prog)
+        self.functions: dict[str, ast.FunctionDecl] = {}
+        self.blocks: dict[str, ast.Decl] = {}
+
+    def run(self) -> ast.Program:
+        self.bind_main_ctor_args()
+        for d in self.prog.decls:
+            if isinstance(d, ast.FunctionDecl):
+                if not d.type_params:
+                    d.body = ast.BlockStmt(self.stmts(d.body.stmts, {}), loc=d.body.loc)
+                self.functions[d.name] = d
+            elif isinstance(d, ast.ActionDecl):
+                d.body = ast.BlockStmt(self.stmts(d.body.stmts, {}), loc=d.body.loc)
+            elif isinstance(d, ast.ControlDecl):
+                self.control(d)
+                self.blocks[d.name] = d
+            elif isinstance(d, ast.ParserDecl):
+                self.parser(d)
+                self.blocks[d.name] = d
+        return self.prog
+
+    # ------------------------------------------------------------------ main's arguments
+
+    def bind_main_ctor_args(self) -> None:
+        """``V1Switch(P(), VC(), MyIngress(8w3), ...)``: fix the constructor parameters of a
+        top-level block instantiated once with arguments."""
+        decls = {d.name: d for d in self.prog.decls if isinstance(d, (ast.ControlDecl,
+                                                                      ast.ParserDecl))}
+        seen: set[str] = set()
+        for d in self.prog.decls:
+            if not isinstance(d, ast.InstantiationDecl):
+                continue
+            for a in d.args:
+                c = a.value
+                if not (isinstance(c, ast.Call) and isinstance(c.target, ast.PathExpr)):
+                    continue
+                blk = decls.get(c.target.name)
+                if blk is None or not (c.args or blk.ctor_params):
+                    continue
+                if blk.name in seen:
+                    raise err(c, f"{blk.name}: instantiating a block with constructor arguments "
+                              "more than once is unsupported on this target")
+                seen.add(blk.name)
+                vals = bind_args(c, blk.ctor_params, c.args, blk.name)
+                mapping: dict[str, ast.Expr | str] = {
+                    p.name: v for p, v in zip(blk.ctor_params, vals, strict=True)
+                    if v is not None}
+                blk.ctor_params = []
+                c.args = []
+                for f in ("locals", "apply", "states"):
+                    if hasattr(blk, f):
+                        setattr(blk, f, substitute(getattr(blk, f), mapping)
+                                if not isinstance(getattr(blk, f), list)
+                                else [substitute(x, mapping) for x in getattr(blk, f)])
+
+    # ------------------------------------------------------------------ controls
+
+    def control(self, d: ast.ControlDecl) -> None:
+        instances: dict[str, tuple[ast.ControlDecl, dict[str, ast.Expr | str], list[Any],
+                                   ast.InstantiationDecl]] = {}
+        for loc in d.locals:
+            callee = self.callee_control(loc)
+            if callee is not None:
+                assert isinstance(loc, ast.InstantiationDecl)
+                mapping, copied = self.instance_locals(loc, callee)
+                instances[loc.name] = (callee, mapping, copied, loc)
+        sites = {n: 0 for n in instances}
+        for s in walk(d.apply):
+            n = self.apply_target(s, instances)
+            if n is not None:
+                sites[n] += 1
+        bound: dict[str, list[Any]] = {}  # instance -> locals once its parameters are bound
+        lifted: list[Any] = []
+        for lname, (callee, _, copied, inst) in instances.items():
+            pnames = {p.name for p in callee.params}
+            uses_params = any(isinstance(n, ast.PathExpr) and n.name in pnames
+                              for x in copied for n in walk(x))
+            if uses_params and sites[lname] > 1:
+                raise err(inst, f"{lname}: a control whose tables or actions use its apply "
+                          "parameters can be applied only once on this target")
+            if sites[lname] and not uses_params:
+                bound[lname] = copied
+        d.apply = self.replace_applies(d.apply, instances, bound, lifted)
+        new_locals: list[Any] = []
+        for loc in d.locals:
+            if isinstance(loc, ast.InstantiationDecl) and loc.name in instances:
+                new_locals.extend(bound.get(loc.name, []))
+            else:
+                new_locals.append(loc)
+        d.locals = new_locals + lifted
+        self.move_control_initializers(d)
+        local_funcs = {x.name: x for x in d.locals if isinstance(x, ast.FunctionDecl)}
+        funcs = {**self.functions, **local_funcs}
+        for x in d.locals:
+            if isinstance(x, (ast.ActionDecl, ast.FunctionDecl)):
+                x.body = ast.BlockStmt(self.stmts(x.body.stmts, funcs), loc=x.body.loc)
+        d.apply = ast.BlockStmt(self.stmts(d.apply.stmts, funcs), loc=d.apply.loc)
+
+    def callee_control(self, loc: Any) -> ast.ControlDecl | None:
+        if not isinstance(loc, ast.InstantiationDecl) or not isinstance(loc.type, ast.TypeName):
+            return None
+        blk = self.blocks.get(loc.type.name)
+        if isinstance(blk, ast.ParserDecl):
+            raise err(loc, f"{loc.name}: parser instantiation (sub-parsers) is unsupported on "
+                      "this target")
+        return blk if isinstance(blk, ast.ControlDecl) else None
+
+    def instance_locals(self, inst: ast.InstantiationDecl, callee: ast.ControlDecl
+                        ) -> tuple[dict[str, ast.Expr | str], list[Any]]:
+        """The callee's locals renamed for this instance, plus the mapping that renames them
+        and fixes the constructor parameters."""
+        vals = bind_args(inst, callee.ctor_params, inst.args, callee.name)
+        mapping: dict[str, ast.Expr | str] = {
+            p.name: v for p, v in zip(callee.ctor_params, vals, strict=True) if v is not None}
+        copied = copy.deepcopy(callee.locals)
+        for x in copied:
+            mapping[x.name] = self.names.fresh(f"{inst.name}_{x.name}")
+            if isinstance(x, (ast.ActionDecl, ast.TableDecl, ast.InstantiationDecl)):
+                x.annotations = prefixed_name(x, inst.name)
+        for n in declared_names(callee.apply) + [
+                n for x in callee.locals if isinstance(x, ast.ActionDecl)
+                for n in declared_names(x.body)]:
+            if n not in mapping:
+                mapping[n] = self.names.fresh(n)
+        copied = [substitute(x, mapping) for x in copied]
+        return mapping, copied
+
+    def apply_target(self, s: Any, instances: dict[str, Any]) -> str | None:
+        if isinstance(s, ast.CallStmt):
+            t = s.call.target
+            if isinstance(t, ast.Member) and t.name == "apply" and isinstance(
+                    t.expr, ast.PathExpr) and t.expr.name in instances:
+                return t.expr.name
+        return None
+
+    def replace_applies(self, node: Any, instances: dict[str, Any], bound: dict[str, list[Any]],
+                        lifted: list[Any]) -> Any:
+        """Each ``inst.apply(args)`` becomes the callee's body with its parameters bound. When
+        the callee's locals use the parameters too (one call site only), they are bound with
+        the same arguments, and argument temporaries become control-level variables."""
+
+        def fn(s: Any) -> Any:
+            n = self.apply_target(s, instances)
+            if n is None:
+                return s
+            callee, mapping, copied, _ = instances[n]
+            args = bind_args(s.call, callee.params, s.call.args, f"{n}.apply")
+            pmap, before, after = bind_params(self.names, s, callee.params, args, f"{n}.apply")
+            if n not in bound:
+                bound[n] = [substitute(x, pmap) for x in copied]
+                stmts = []
+                for v in before:
+                    lifted.append(ast.VarDecl(v.name, v.type, None, loc=v.loc))
+                    if v.init is not None:
+                        stmts.append(ast.AssignStmt(ast.PathExpr(v.name, loc=v.loc), v.init,
+                                                    loc=v.loc))
+                before = stmts
+            body = substitute(copy.deepcopy(callee.apply), {**mapping, **pmap})
+            return InlinedApply(before + [body] + after, loc=s.loc, instance=n)
+
+        return transform(node, fn)
+
+    def move_control_initializers(self, d: ast.ControlDecl) -> None:
+        inits = []
+        for x in d.locals:
+            if isinstance(x, ast.VarDecl) and x.init is not None:
+                inits.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init, loc=x.loc))
+                x.init = None
+        if inits:
+            d.apply = ast.BlockStmt(inits + list(d.apply.stmts), loc=d.apply.loc,
+                                    annotations=d.apply.annotations)
+
+    # ------------------------------------------------------------------ functions
+
+    def stmts(self, ss: list[Any], funcs: dict[str, ast.FunctionDecl]) -> list[Any]:
+        funcs = funcs or self.functions
+        out: list[Any] = []
+        for s in ss:
+            out.extend(self.stmt(s, funcs))
+        return out
+
+    def stmt(self, s: Any, funcs: dict[str, ast.FunctionDecl]) -> list[Any]:
+        pre: list[Any] = []
+
+        def expr(e: Any) -> Any:
+            return self.hoist(e, funcs, pre, False)
+
+        if isinstance(s, InlinedApply):
+            s.stmts = self.stmts(s.stmts, funcs)
+            return [s]
+        if isinstance(s, ast.BlockStmt):
+            return [ast.BlockStmt(self.stmts(s.stmts, funcs), s.annotations, loc=s.loc)]
+        if isinstance(s, ast.AssignStmt):
+            s.rhs = expr(s.rhs)
+            s.lhs = expr(s.lhs)
+        elif isinstance(s, ast.CallStmt):
+            t = s.call.target
+            if isinstance(t, ast.PathExpr) and t.name in funcs:
+                for a in s.call.args:
+                    a.value = expr(a.value)
+                pre.extend(self.inline_call(s.call, funcs[t.name], None))
+                return pre
+            s.call = expr(s.call)
+        elif isinstance(s, ast.IfStmt):
+            s.cond = expr(s.cond)
+            s.then = self.one(self.stmt(s.then, funcs), s.then)
+            if s.other is not None:
+                s.other = self.one(self.stmt(s.other, funcs), s.other)
+        elif isinstance(s, ast.SwitchStmt):
+            s.expr = expr(s.expr)
+            for c in s.cases:
+                if c.body is not None:
+                    c.body = ast.BlockStmt(self.stmts(c.body.stmts, funcs), loc=c.body.loc)
+        elif isinstance(s, ast.VarDecl) and s.init is not None:
+            s.init = expr(s.init)
+        elif isinstance(s, ast.ReturnStmt) and s.value is not None:
+            s.value = expr(s.value)
+        return pre + [s]
+
+    @staticmethod
+    def one(ss: list[Any], orig: Any) -> Any:
+        return ss[0] if len(ss) == 1 else ast.BlockStmt(ss, loc=orig.loc)
+
+    def hoist(self, e: Any, funcs: dict[str, ast.FunctionDecl], pre: list[Any],
+              conditional: bool) -> Any:
+        """Expand the function calls in ``e`` (left to right, innermost first) into ``pre``
+        and return ``e`` with each call replaced by its result variable."""
+        if isinstance(e, ast.Binary) and e.op in ("&&", "||"):
+            e.left = self.hoist(e.left, funcs, pre, conditional)
+            e.right = self.hoist(e.right, funcs, pre, True)
+            return e
+        if isinstance(e, ast.Ternary):
+            e.cond = self.hoist(e.cond, funcs, pre, conditional)
+            e.then = self.hoist(e.then, funcs, pre, True)
+            e.other = self.hoist(e.other, funcs, pre, True)
+            return e
+        if isinstance(e, ast.Call):
+            e.target = self.hoist(e.target, funcs, pre, conditional)
+            for a in e.args:
+                a.value = self.hoist(a.value, funcs, pre, conditional)
+            t = e.target
+            if isinstance(t, ast.PathExpr) and t.name in funcs:
+                f = funcs[t.name]
+                if conditional and not is_pure(f):
+                    raise err(e, f"{t.name}: a function with side effects called where it is "
+                              "evaluated conditionally (after && / || or in ?:) is unsupported "
+                              "on this target")
+                if isinstance(f.ret, ast.VoidType):
+                    raise err(e, f"{t.name}: a void function cannot be used as a value")
+                retval = self.names.fresh("retval")
+                pre.extend(self.inline_call(e, f, retval))
+                return ast.PathExpr(retval, loc=e.loc)
+            return e
+        if not is_dataclass(e) or not isinstance(e, ast.Expr):
+            return e
+        for f in fields(e):
+            if f.name == "loc":
+                continue
+            v = getattr(e, f.name)
+            if isinstance(v, ast.Expr):
+                setattr(e, f.name, self.hoist(v, funcs, pre, conditional))
+            elif isinstance(v, list):
+                setattr(e, f.name, [self.hoist(x, funcs, pre, conditional)
+                                    if isinstance(x, ast.Expr) else
+                                    (x[0], self.hoist(x[1], funcs, pre, conditional))
+                                    if isinstance(x, tuple) else x for x in v])
+        return e
+
+    def inline_call(self, call: ast.Call, f: ast.FunctionDecl, retval: str | None) -> list[Any]:
+        if f.type_params:
+            raise err(call, f"{f.name}: generic functions are unsupported on this target")
+        args = bind_args(call, f.params, call.args, f.name)
+        pmap, before, after = bind_params(self.names, call, f.params, args, f.name)
+        body = copy.deepcopy(f.body)
+        mapping: dict[str, ast.Expr | str] = dict(pmap)
+        for n in declared_names(body):
+            mapping[n] = self.names.fresh(n)
+        body = substitute(body, mapping)
+        stmts = remove_returns(list(body.stmts), retval)
+        out: list[Any] = []
+        if retval is not None:
+            out.append(ast.VarDecl(retval, copy.deepcopy(f.ret), None, loc=call.loc))
+        return out + before + [ast.BlockStmt(stmts, loc=call.loc)] + after
+
+    # ------------------------------------------------------------------ parsers
+
+    def parser(self, d: ast.ParserDecl) -> None:
+        for st in d.states:
+            st.stmts = self.stmts(st.stmts, self.functions)
+            tr = st.transition
+            if tr is not None and tr.select_exprs:
+                pre: list[Any] = []
+                tr.select_exprs = [self.hoist(e, self.functions, pre, False)
+                                   for e in tr.select_exprs]
+                st.stmts.extend(pre)
+        inits = []
+        for x in d.locals:
+            if isinstance(x, ast.VarDecl) and x.init is not None:
+                inits.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init, loc=x.loc))
+                x.init = None
+        if inits:
+            start = next((s for s in d.states if s.name == "start"), None)
+            if start is not None:
+                start.stmts = inits + list(start.stmts)
+        states: list[ast.ParserState] = []
+        for st in d.states:
+            states.extend(self.split_state(d, st))
+        d.states = states
+
+    def split_state(self, d: ast.ParserDecl, st: ast.ParserState) -> list[ast.ParserState]:
+        if not any(isinstance(n, ast.IfStmt) for s in st.stmts for n in walk(s)):
+            return [st]
+        # variables declared in the state must outlive the split: make them parser locals
+        mapping: dict[str, ast.Expr | str] = {n: self.names.fresh(n)
+                                              for n in declared_names(ast.BlockStmt(st.stmts))}
+        st.stmts = [substitute(s, mapping) for s in st.stmts]
+        if st.transition is not None:
+            st.transition = substitute(st.transition, mapping)
+        st.stmts = self.lift_decls(d, st.stmts)
+        out: list[ast.ParserState] = []
+        work = [st]
+        while work:
+            cur = work.pop(0)
+            flat = flatten_blocks(cur.stmts)
+            idx = next((i for i, s in enumerate(flat) if isinstance(s, ast.IfStmt)), None)
+            if idx is None:
+                cur.stmts = flat
+                out.append(cur)
+                continue
+            ifs: ast.IfStmt = flat[idx]
+            join = self.names.fresh(f"{st.name}_join")
+            t_name = self.names.fresh(f"{st.name}_true")
+            t_state = ast.ParserState(t_name, as_list(ifs.then),
+                                      ast.Transition(join, loc=ifs.loc), loc=ifs.loc)
+            f_name = join
+            f_state = None
+            if ifs.other is not None:
+                f_name = self.names.fresh(f"{st.name}_false")
+                f_state = ast.ParserState(f_name, as_list(ifs.other),
+                                          ast.Transition(join, loc=ifs.loc), loc=ifs.loc)
+            j_state = ast.ParserState(join, flat[idx + 1:], cur.transition, loc=ifs.loc)
+            cur.stmts = flat[:idx]
+            cur.transition = ast.Transition(None, [ifs.cond], [
+                ast.SelectCase(ast.BoolLiteral(True, loc=ifs.loc), t_name, loc=ifs.loc),
+                ast.SelectCase(ast.BoolLiteral(False, loc=ifs.loc), f_name, loc=ifs.loc),
+            ], loc=ifs.loc)
+            out.append(cur)
+            work[:0] = [t_state] + ([f_state] if f_state is not None else []) + [j_state]
+        return out
+
+    def lift_decls(self, d: ast.ParserDecl, ss: list[Any]) -> list[Any]:
+        out = []
+        for s in ss:
+            if isinstance(s, ast.VarDecl):
+                d.locals.append(ast.VarDecl(s.name, s.type, None, loc=s.loc))
+                if s.init is not None:
+                    out.append(ast.AssignStmt(ast.PathExpr(s.name, loc=s.loc), s.init,
+                                              loc=s.loc))
+            elif isinstance(s, ast.ConstDecl):
+                d.locals.append(s)
+            elif isinstance(s, ast.BlockStmt):
+                out.append(ast.BlockStmt(self.lift_decls(d, s.stmts), loc=s.loc))
+            elif isinstance(s, ast.IfStmt):
+                s.then = ast.BlockStmt(self.lift_decls(d, as_list(s.then)), loc=s.then.loc)
+                if s.other is not None:
+                    s.other = ast.BlockStmt(self.lift_decls(d, as_list(s.other)),
+                                            loc=s.other.loc)
+                out.append(s)
+            else:
+                out.append(s)
+        return out
+
+
+def flatten_blocks(ss: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for s in ss:
+        if isinstance(s, ast.BlockStmt):
+            out.extend(flatten_blocks(s.stmts))
+        else:
+            out.append(s)
+    return out
+
+
+def is_pure(f: ast.FunctionDecl) -> bool:
+    """No out/inout parameters and no calls: evaluating it changes nothing."""
+    if any(p.direction in ("out", "inout") for p in f.params):
+        return False
+    return not any(isinstance(n, ast.Call) for n in walk(f.body))
+
+
+def prefixed_name(x: Any, prefix: str) -> list[ast.Annotation]:
+    """Annotations of an inlined local with its ``@name`` made relative to the instance."""
+    annos = [a for a in x.annotations if a.name != "name"]
+    old = next((a for a in x.annotations if a.name == "name"), None)
+    if old is not None:
+        raw = old.raw.strip()
+        n = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] == '"' else raw
+        if n.startswith("."):
+            return list(x.annotations)
+    else:
+        n = x.name
+    full = f"{prefix}.{n}"
+    return annos + [ast.Annotation("name", f'"{full}"', [ast.StringLiteral(full, loc=x.loc)],
+                                   loc=x.loc)]
+
+
+def desugar(prog: ast.Program) -> ast.Program:
+    return Desugar(prog).run()
