@@ -14,7 +14,6 @@ Conventions:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,8 @@ class Node:
 class Annotation(Node):
     name: str
     raw: str = ""  # argument text between the parentheses, as written ("" when none)
-    exprs: list["Expr"] = field(default_factory=list)  # parsed arguments, [] if unparsable
-    kv: dict[str, "Expr"] = field(default_factory=dict)  # @anno[key=value, ...] form
+    exprs: list[Expr] = field(default_factory=list)  # parsed arguments, [] if unparsable
+    kv: dict[str, Expr] = field(default_factory=dict)  # @anno[key=value, ...] form
 
 
 # --------------------------------------------------------------------------- types
@@ -55,13 +54,13 @@ class Type(Node):
 class BitType(Type):
     """``bit<W>`` (signed=False) or ``int<W>`` (signed=True); ``width`` is a constant Expr."""
 
-    width: "Expr"
+    width: Expr
     signed: bool = False
 
 
 @dataclass
 class VarbitType(Type):
-    max_width: "Expr"
+    max_width: Expr
 
 
 @dataclass
@@ -112,7 +111,7 @@ class StackType(Type):
     """``T[size]`` header stack."""
 
     elem: Type
-    size: "Expr"
+    size: Expr
 
 
 @dataclass
@@ -131,7 +130,7 @@ class Expr(Node):
 @dataclass
 class IntLiteral(Expr):
     value: int
-    width: Optional[int] = None
+    width: int | None = None
     signed: bool = False
     text: str = ""
 
@@ -201,7 +200,7 @@ class Cast(Expr):
 @dataclass
 class Argument(Node):
     value: Expr  # DontCare for '_'
-    name: Optional[str] = None  # named argument 'name = value'
+    name: str | None = None  # named argument 'name = value'
 
 
 @dataclass
@@ -255,7 +254,7 @@ class Stmt(Node):
 
 @dataclass
 class BlockStmt(Stmt):
-    stmts: list[Union[Stmt, "Decl"]] = field(default_factory=list)
+    stmts: list[Stmt | Decl] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
 
 
@@ -274,13 +273,13 @@ class CallStmt(Stmt):
 class IfStmt(Stmt):
     cond: Expr
     then: Stmt
-    other: Optional[Stmt] = None
+    other: Stmt | None = None
 
 
 @dataclass
 class SwitchCase(Node):
     label: Expr  # PathExpr(action name) / Default() / constant expression
-    body: Optional[BlockStmt]  # None = fall through to the next case
+    body: BlockStmt | None  # None = fall through to the next case
 
 
 @dataclass
@@ -296,7 +295,7 @@ class ExitStmt(Stmt):
 
 @dataclass
 class ReturnStmt(Stmt):
-    value: Optional[Expr] = None
+    value: Expr | None = None
 
 
 @dataclass
@@ -315,10 +314,10 @@ class Decl(Node):
 
 @dataclass
 class Param(Node):
-    direction: Optional[str]  # 'in' | 'out' | 'inout' | None (directionless)
+    direction: str | None  # 'in' | 'out' | 'inout' | None (directionless)
     type: Type
     name: str
-    default: Optional[Expr] = None
+    default: Expr | None = None
     annotations: list[Annotation] = field(default_factory=list)
 
 
@@ -331,7 +330,7 @@ class ConstDecl(Decl, Stmt):
 @dataclass
 class VarDecl(Decl, Stmt):
     type: Type
-    init: Optional[Expr] = None
+    init: Expr | None = None
 
 
 @dataclass
@@ -343,7 +342,7 @@ class TypedefDecl(Decl):
 @dataclass
 class EnumDecl(Decl):
     members: list[str]
-    underlying: Optional[Type] = None  # serializable enum: enum bit<8> E { A = 1, ... }
+    underlying: Type | None = None  # serializable enum: enum bit<8> E { A = 1, ... }
     values: list[Expr] = field(default_factory=list)
 
 
@@ -388,7 +387,7 @@ class MethodProto(Node):
     """A method or constructor inside an extern declaration (constructor: ret is None)."""
 
     name: str
-    ret: Optional[Type]
+    ret: Type | None
     params: list[Param]
     type_params: list[str] = field(default_factory=list)
     is_abstract: bool = False
@@ -450,15 +449,15 @@ class SelectCase(Node):
 class Transition(Node):
     """``transition state;`` (select_exprs empty, next_state set) or ``transition select(...)``."""
 
-    next_state: Optional[str] = None
+    next_state: str | None = None
     select_exprs: list[Expr] = field(default_factory=list)
     cases: list[SelectCase] = field(default_factory=list)
 
 
 @dataclass
 class ParserState(Decl):
-    stmts: list[Union[Stmt, Decl]]
-    transition: Optional[Transition]  # None only for the built-in accept/reject
+    stmts: list[Stmt | Decl]
+    transition: Transition | None  # None only for the built-in accept/reject
 
 
 @dataclass
@@ -497,7 +496,7 @@ class ActionRef(Node):
 class TableEntry(Node):
     keyset: Expr  # single keyset expr or ListExpr for several keys
     action: Call  # action call with arguments
-    priority: Optional[Expr] = None
+    priority: Expr | None = None
     annotations: list[Annotation] = field(default_factory=list)
     is_const: bool = False
 
@@ -514,7 +513,7 @@ class TableProperty(Node):
     keys: list[KeyElement] = field(default_factory=list)
     actions: list[ActionRef] = field(default_factory=list)
     entries: list[TableEntry] = field(default_factory=list)
-    value: Optional[Expr] = None
+    value: Expr | None = None
     annotations: list[Annotation] = field(default_factory=list)
 
 

@@ -12,7 +12,6 @@ the same strings the BMv2 JSON uses, which is how a target maps P4Runtime ids to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 
 @dataclass
@@ -35,7 +34,7 @@ class ActionInfo:
     name: str
     params: list[ActionParamInfo] = field(default_factory=list)
     annotations: list[str] = field(default_factory=list)
-    id: Optional[int] = None  # from @id, else assigned by the P4Info writer
+    id: int | None = None  # from @id, else assigned by the P4Info writer
 
 
 @dataclass
@@ -51,13 +50,13 @@ class TableInfo:
     match_fields: list[MatchFieldInfo]
     action_refs: list[ActionRefInfo]
     size: int = 1024
-    const_default_action: Optional[str] = None  # action name when default_action is const
+    const_default_action: str | None = None  # action name when default_action is const
     is_const_table: bool = False  # 'const entries'
     has_initial_entries: bool = False  # 'entries' (non-const)
     direct_counters: list[str] = field(default_factory=list)  # names of direct_counter objects
     direct_meters: list[str] = field(default_factory=list)
     annotations: list[str] = field(default_factory=list)
-    id: Optional[int] = None
+    id: int | None = None
 
 
 @dataclass
@@ -65,9 +64,9 @@ class CounterInfo:
     name: str
     unit: str  # "BYTES" | "PACKETS" | "BOTH"
     size: int = 0  # ignored for direct counters
-    direct_table: Optional[str] = None  # set for direct_counter
+    direct_table: str | None = None  # set for direct_counter
     annotations: list[str] = field(default_factory=list)
-    id: Optional[int] = None
+    id: int | None = None
 
 
 @dataclass
@@ -75,9 +74,9 @@ class MeterInfo:
     name: str
     unit: str  # "BYTES" | "PACKETS"
     size: int = 0
-    direct_table: Optional[str] = None
+    direct_table: str | None = None
     annotations: list[str] = field(default_factory=list)
-    id: Optional[int] = None
+    id: int | None = None
 
 
 @dataclass
@@ -87,7 +86,7 @@ class RegisterInfo:
     size: int
     signed: bool = False
     annotations: list[str] = field(default_factory=list)
-    id: Optional[int] = None
+    id: int | None = None
 
 
 @dataclass
@@ -103,7 +102,7 @@ class DigestInfo:
     name: str
     fields: list[StructFieldInfo]
     annotations: list[str] = field(default_factory=list)
-    id: Optional[int] = None
+    id: int | None = None
 
 
 @dataclass
@@ -113,7 +112,7 @@ class ControllerHeaderInfo:
     name: str
     fields: list[StructFieldInfo]
     annotations: list[str] = field(default_factory=list)
-    id: Optional[int] = None
+    id: int | None = None
     type_name: str = ""  # the header type's name: p4c derives the P4Info id from it
 
 

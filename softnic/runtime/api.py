@@ -11,8 +11,9 @@ given in the order of the table's key in the JSON.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol
+from typing import Protocol
 
 
 class SwitchError(Exception):
@@ -48,9 +49,9 @@ class MatchKey:
     """
 
     value: int = 0
-    mask: Optional[int] = None
-    prefix_len: Optional[int] = None
-    high: Optional[int] = None
+    mask: int | None = None
+    prefix_len: int | None = None
+    high: int | None = None
 
 
 @dataclass
@@ -61,13 +62,13 @@ class ActionCall:
 
 @dataclass
 class TableEntry:
-    key: list[Optional[MatchKey]]
+    key: list[MatchKey | None]
     action: ActionCall
     priority: int = 0  # P4Runtime priority: higher wins (ternary/range/optional tables)
     # Direct resources attached to the entry (read back / set by the control plane):
     counter_packets: int = 0
     counter_bytes: int = 0
-    meter_config: Optional[tuple[int, int, int, int]] = None  # (cir, cburst, pir, pburst)
+    meter_config: tuple[int, int, int, int] | None = None  # (cir, cburst, pir, pburst)
     is_const: bool = False
 
 
@@ -101,13 +102,13 @@ class SwitchAPI(Protocol):
         packet_out controller header prepended from ``metadata``; returns what is emitted."""
         ...
 
-    def set_packet_in_handler(self, cb: Optional[Callable[[PacketIn], None]]) -> None: ...
-    def set_digest_handler(self, cb: Optional[Callable[[Digest], None]]) -> None: ...
+    def set_packet_in_handler(self, cb: Callable[[PacketIn], None] | None) -> None: ...
+    def set_digest_handler(self, cb: Callable[[Digest], None] | None) -> None: ...
 
     # -- tables
     def table_add(self, table: str, entry: TableEntry) -> None: ...  # AlreadyExists
     def table_modify(self, table: str, entry: TableEntry) -> None: ...  # NotFound
-    def table_delete(self, table: str, key: list[Optional[MatchKey]], priority: int) -> None: ...
+    def table_delete(self, table: str, key: list[MatchKey | None], priority: int) -> None: ...
     def table_entries(self, table: str) -> list[TableEntry]: ...
     def table_set_default(self, table: str, action: ActionCall) -> None: ...  # const -> error
     def table_get_default(self, table: str) -> ActionCall: ...
@@ -118,13 +119,13 @@ class SwitchAPI(Protocol):
     def counter_read(self, name: str, index: int) -> tuple[int, int]: ...  # (packets, bytes)
     def counter_write(self, name: str, index: int, packets: int, nbytes: int) -> None: ...
     def counter_size(self, name: str) -> int: ...
-    def direct_counter_read(self, table: str, entry_key: list[Optional[MatchKey]],
+    def direct_counter_read(self, table: str, entry_key: list[MatchKey | None],
                             priority: int) -> tuple[int, int]: ...
     def register_read(self, name: str, index: int) -> int: ...
     def register_write(self, name: str, index: int, value: int) -> None: ...
     def register_size(self, name: str) -> int: ...
     def meter_set(self, name: str, index: int, config: tuple[int, int, int, int]) -> None: ...
-    def meter_get(self, name: str, index: int) -> Optional[tuple[int, int, int, int]]: ...
+    def meter_get(self, name: str, index: int) -> tuple[int, int, int, int] | None: ...
 
     # -- packet replication engine
     def mc_group_set(self, group: int, replicas: list[tuple[int, int]]) -> None: ...  # (port, rid)
