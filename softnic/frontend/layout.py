@@ -111,6 +111,8 @@ class Layout:
     _type_names: set[str] = field(default_factory=set)
     _used_names: set[str] = field(default_factory=set)
     header_types_by_name: dict[str, HeaderT] = field(default_factory=dict)
+    _paddings: int = 0
+    _local_names: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.header_types.append({"name": "scalars_0", "id": 0, "fields": self.scalars})
@@ -135,6 +137,15 @@ class Layout:
         self._used_names.add(name)
         return name
 
+    def local_name(self, base: str) -> str:
+        """Storage name of a user variable: p4c's UniqueNames renames every local ``x`` to a
+        fresh ``x_0``/``x_1``..., and the BMv2 back end names its scalar after that."""
+        i = 0
+        while f"{base}_{i}" in self._used_names or f"{base}_{i}" in self._local_names:
+            i += 1
+        self._local_names.add(f"{base}_{i}")
+        return f"{base}_{i}"
+
     # ------------------------------------------------------------ types
 
     def add_header_type(self, t: HeaderT, metadata: bool = False) -> str:
@@ -150,7 +161,7 @@ class Layout:
         if metadata:
             total = sum(f[1] for f in fields if f[1] != "*")
             if total % 8:
-                fields.append(["_padding", 8 - total % 8, False])
+                fields.append([self.padding_name(), 8 - total % 8, False])
         entry: dict[str, Any] = {"name": t.name, "id": len(self.header_types), "fields": fields}
         varbits = [ft for _, ft in t.fields if isinstance(ft, VarbitT)]
         if varbits:
@@ -213,10 +224,20 @@ class Layout:
         return FieldLoc("scalars", name, t)
 
     def finish(self) -> None:
-        """Pad ``scalars`` to a whole number of bytes, as p4c does."""
+        """Pad ``scalars`` to a whole number of bytes, as p4c does (after every header type)."""
         total = sum(f[1] for f in self.scalars)
         if total % 8:
-            self.scalars.append([self.fresh("_padding"), 8 - total % 8, False])
+            self.scalars.append([self.padding_name(), 8 - total % 8, False])
+
+    def padding_name(self) -> str:
+        """p4c draws every padding field name from one pool (``refMap->newName("_padding")``):
+        the first padded type (standard_metadata) gets ``_padding``, the next ``_padding_0``,
+        and ``scalars``, padded last, usually ``_padding_0``."""
+        n = self._paddings
+        self._paddings += 1
+        name = "_padding" if n == 0 else f"_padding_{n - 1}"
+        self._used_names.add(name)
+        return name
 
     # ------------------------------------------------------------ allocation of whole values
 

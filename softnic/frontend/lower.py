@@ -248,7 +248,8 @@ class Program:
             if isinstance(loc_decl, ast.VarDecl):
                 sym = self.chk.decl_syms[id(loc_decl)]
                 assert sym.type is not None
-                env[id(sym)] = self.layout.alloc(sym.type, loc_decl.name, "")
+                lname = self.layout.local_name(loc_decl.name)
+                env[id(sym)] = self.layout.alloc(sym.type, lname, "")
                 if loc_decl.init is not None:
                     raise err(loc_decl, f"{loc_decl.name}: initializers of control-level "
                               "variables are unsupported on this target; assign in apply")

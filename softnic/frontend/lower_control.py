@@ -68,7 +68,8 @@ class ControlLowerer:
         if isinstance(s, ast.VarDecl):
             sym = self.chk.decl_syms[id(s)]
             assert sym.type is not None
-            self.env[id(sym)] = self.prog.layout.alloc(sym.type, s.name, "")
+            lname = self.prog.layout.local_name(s.name)
+            self.env[id(sym)] = self.prog.layout.alloc(sym.type, lname, "")
         elif isinstance(s, ast.BlockStmt):
             for x in s.stmts:
                 self.preallocate(x)

@@ -2,7 +2,9 @@
 
 Select keys must be fields, ``stack_field``s or ``lookahead`` windows in BMv2; any other key
 expression is first ``set`` into a scalar temporary, as p4c does. Keyset values and masks are the
-byte-padded concatenation of the key elements (JSON_format.md, "parsers").
+byte-padded concatenation of the key elements (JSON_format.md, "parsers"). BMv2 transitions know
+only value/mask, so a range keyset ``lo .. hi`` is expanded into several masked transitions (for a
+tuple, the cartesian product), the same expansion p4c's ReplaceSelectRange pass performs.
 """
 
 from __future__ import annotations

@@ -113,7 +113,8 @@ class StmtLowerer:
             t = sym.type
             assert t is not None
             if id(sym) not in self.env:
-                self.env[id(sym)] = self.prog.layout.alloc(t, s.name, "")
+                lname = self.prog.layout.local_name(s.name)
+                self.env[id(sym)] = self.prog.layout.alloc(t, lname, "")
             if s.init is not None:
                 self.assign(ast.PathExpr(s.name, loc=s.loc), s.init, s, target=self.env[id(sym)])
         elif isinstance(s, ast.ConstDecl):

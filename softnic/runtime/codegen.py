@@ -133,6 +133,7 @@ class CodeGen:
         self.calc_fns: dict[str, str] = {}
         self.hash_fns: set[str] = set()
         self.calc_bodies: dict[str, list[str]] = {}
+        self.calc_meta: dict[str, tuple[list, bool, list[str]]] = {}
         self.packer_exprs: dict[str, str] = {}
         deps = prog.json["deparsers"]
         self.deparse_order = [h for h in (deps[0].get("order") or [])]
@@ -167,6 +168,46 @@ class CodeGen:
             ref = f"(F[{h.base + i}] & {(1 << w) - 1:#x})" if s else f"F[{h.base + i}]"
             parts.append(f"({ref} << {shift})" if shift else ref)
         return " | ".join(parts) if parts else "0"
+
+    def struct_plan(self, h: HeaderInfo) -> tuple[str, list[list[tuple[int, int, int]]],
+                                                   list[list[int]]] | None:
+        """Byte-aligned chunks of a fixed-width header for ``struct``: (format, chunks, pieces).
+
+        A chunk is a run of fields ending on a byte boundary: [(field index, width, shift)];
+        its bytes are read as struct pieces (Q/I/H/B, big end first) and recombined.
+        """
+        if h.vl_index is not None or h.nbits == 0 or h.nbits > 8 * 64:
+            return None
+        chunks: list[list[tuple[int, int, int]]] = []
+        cur: list[tuple[int, int]] = []
+        bits = 0
+        for i, (_, w, _) in enumerate(h.fields):
+            if w == 0:
+                continue
+            cur.append((i, w))
+            bits += w
+            if bits % 8 == 0:
+                shift = bits
+                chunk = []
+                for fi, fw in cur:
+                    shift -= fw
+                    chunk.append((fi, fw, shift))
+                chunks.append(chunk)
+                cur, bits = [], 0
+        if cur:
+            return None
+        fmt = "!"
+        pieces = []
+        for chunk in chunks:
+            nbytes = sum(fw for _, fw, _ in chunk) // 8
+            sizes = []
+            while nbytes:
+                size = next(z for z in (8, 4, 2, 1) if z <= nbytes)
+                sizes.append(size)
+                nbytes -= size
+            fmt += "".join({8: "Q", 4: "I", 2: "H", 1: "B"}[z] for z in sizes)
+            pieces.append(sizes)
+        return fmt, chunks, pieces
 
     @staticmethod
     def header_bits(h: HeaderInfo) -> str:
@@ -497,6 +538,7 @@ class CodeGen:
             body.append("b += PL")
         body.append("return b")
         self.calc_bodies[fname] = body
+        self.calc_meta[fname] = (groups, payload, after if payload else [])
         self.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
         self.calc_fns[name] = fname
         return fname
@@ -512,10 +554,68 @@ class CodeGen:
         fname = f"_hash{cf}"
         if fname not in self.hash_fns:
             self.env[f"_algo{cf}"] = HASH_ALGOS[algo]
-            body = self.calc_bodies[cf][:-1] + [f"return _algo{cf}(b)"]
+            if algo in ("csum16", "cksum16"):
+                body = self.csum16_body(*self.calc_meta[cf])
+            else:
+                body = self.calc_bodies[cf][:-1] + [f"return _algo{cf}(b)"]
             self.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
             self.hash_fns.add(fname)
         return fname
+
+    def csum16_body(self, groups: list, payload: bool, after: list[str]) -> list[str]:
+        """Internet checksum summed from the field values, without building bytes.
+
+        Since 2**16 == 1 (mod 0xffff), the ones'-complement sum of the 16-bit words of the
+        zero-padded input V is V mod 0xffff (0xffff instead of 0 when V != 0), and a field that
+        ends at bit offset E from the start weighs 2**(-E mod 16): each term is a small int.
+        """
+        body = ["s = 0"]
+        static_nb: int | None = 0  # bits so far, while they are known at load time
+
+        def shifted(expr: str, shift: str) -> str:
+            return expr if shift == "0" else f"(({expr}) << {shift})"
+
+        for hname, parts in groups:
+            if not parts:
+                continue
+            terms = []
+            if any(isinstance(w, str) for _, w in parts):
+                [(src, width)] = parts
+                terms.append(f"(({src}) % 0xffff) << ((-({width})) & 15)")
+            else:
+                width = sum(w for _, w in parts)
+                end = 0
+                for src, w in parts:
+                    end += w
+                    terms.append(shifted(src, str(-end & 15)))
+            gsum = " + ".join(terms)
+            if static_nb is not None:
+                shift = str(-static_nb & 15)
+            else:
+                shift = "(-nb & 15)"
+            lines = [f"s += {shifted(gsum, shift)}", f"nb += {width}"]
+            if hname is None:
+                body += lines
+                if static_nb is not None and isinstance(width, int):
+                    static_nb += width
+                else:
+                    static_nb = None
+            else:
+                body += [f"if F[{self.lay.headers[hname].valid_slot}]:"] + _ind(lines)
+                static_nb = None
+        body.insert(1, "nb = 0")
+        if payload:
+            body.append("nb += -nb & 7")
+            for hn in after:
+                h = self.lay.headers[hn]
+                bits = self.header_bits(h)
+                body += [f"if F[{h.valid_slot}]:",
+                         f"    s += (({self.header_int(h)}) % 0xffff) << ((-(nb + {bits})) & 15)",
+                         f"    nb += {bits}"]
+            body += ["L = len(PL) * 8",
+                     "s += (int.from_bytes(PL, 'big') % 0xffff) << ((-(nb + L)) & 15)"]
+        return body + ["r = s % 0xffff", "if r == 0 and s:", "    r = 0xffff",
+                       "return ~r & 0xffff"]
 
     # -- checksums ---------------------------------------------------------------------------
     def checksums(self) -> tuple[str | None, str | None]:
@@ -546,21 +646,46 @@ class CodeGen:
         return names[0], names[1]
 
     # -- deparser ----------------------------------------------------------------------------
+    def pack_expr(self, h: HeaderInfo) -> str:
+        """Source of the header's bytes: one struct.pack when byte-aligned, else int.to_bytes."""
+        plan = self.struct_plan(h)
+        if plan is None:
+            return f"({self.header_int(h)}).to_bytes({self.header_bits(h)} >> 3, 'big')"
+        import struct
+
+        fmt, chunks, pieces = plan
+        pack = self.eg.const(struct.Struct(fmt).pack, "sp")
+        args = []
+        for chunk, sizes in zip(chunks, pieces, strict=True):
+            terms = []
+            for fi, fw, shift in chunk:
+                ref = f"F[{h.base + fi}]"
+                if h.fields[fi][2]:
+                    ref = f"({ref} & {(1 << fw) - 1:#x})"
+                terms.append(f"({ref} << {shift})" if shift else ref)
+            cv = terms[0] if len(terms) == 1 else "(" + " | ".join(terms) + ")"
+            if len(sizes) == 1:
+                args.append(cv)
+                continue
+            rest = sum(sizes) * 8
+            for z in sizes:
+                rest -= z * 8
+                piece = f"({cv} >> {rest})" if rest else cv
+                args.append(f"({piece} & {(1 << (z * 8)) - 1:#x})" if z * 8 + rest < sum(
+                    sizes) * 8 else piece)
+        return f"{pack}({', '.join(args)})"
+
     def deparser(self) -> None:
-        """All valid headers are packed into one int and converted with a single to_bytes."""
-        body = ["v = 0", "nb = 0"]
+        """One ``struct.pack`` per valid header, joined once."""
+        body = ["parts = []"]
         for hn in self.deparse_order:
             h = self.lay.headers[hn]
-            bits = self.header_bits(h)
-            nbytes = f"({bits} >> 3)" if h.vl_index is not None else str(h.nbits // 8)
-            expr = self.header_int(h)
-            body += [f"if F[{h.valid_slot}]:", f"    v = (v << {bits}) | {expr}",
-                     f"    nb += {nbytes}"]
+            expr = self.pack_expr(h)
+            body += [f"if F[{h.valid_slot}]:", f"    parts.append({expr})"]
             pname = f"_pack_{h.hid}_{len(self.packer_exprs)}"
-            self.src += [f"def {pname}(F):", f"    return ({expr}).to_bytes({nbytes}, 'big')",
-                         ""]
+            self.src += [f"def {pname}(F):", f"    return {expr}", ""]
             self.packer_exprs[hn] = pname
-        body.append("return v.to_bytes(nb, 'big')")
+        body.append("return b''.join(parts)")
         self.src += ["def _deparse(F):"] + _ind(body) + [""]
 
     # -- parser ------------------------------------------------------------------------------
@@ -574,6 +699,10 @@ class CodeGen:
             return out + self.extract_vl_lines(h, vl_len)
         nb = h.nbits // 8
         out += [f"e = pos + {nb}", f"if e > n: raise _PE({self.too_short}, pos)"]
+        plan = self.struct_plan(h)
+        if plan is not None:
+            return out + self.struct_extract(h, plan) + [f"F[{h.valid_slot}] = 1", "pos = e"] + [
+                f"F[{vs}] = 0" for vs in h.union_siblings]
         if nb:
             out.append("v = int.from_bytes(B[pos:e], 'big')")
         shift = h.nbits
@@ -587,6 +716,38 @@ class CodeGen:
             out.append(f"F[{h.base + i}] = " + (f"_tcm({val}, {w})" if s else val))
         out += [f"F[{h.valid_slot}] = 1", "pos = e"]
         out += [f"F[{vs}] = 0" for vs in h.union_siblings]
+        return out
+
+    def struct_extract(self, h: HeaderInfo, plan: tuple) -> list[str]:
+        import struct
+
+        fmt, chunks, pieces = plan
+        unpack = self.eg.const(struct.Struct(fmt).unpack_from, "su")
+        names = [f"u{k}" for k in range(sum(len(p) for p in pieces))]
+        out = [f"{', '.join(names)}, = {unpack}(B, pos)"]
+        k = 0
+        for chunk, sizes in zip(chunks, pieces, strict=True):
+            parts = names[k:k + len(sizes)]
+            k += len(sizes)
+            if len(parts) == 1:
+                cv = parts[0]
+            else:
+                rest = sum(sizes) * 8
+                terms = []
+                for nm, z in zip(parts, sizes, strict=True):
+                    rest -= z * 8
+                    terms.append(f"({nm} << {rest})" if rest else nm)
+                cv = "(" + " | ".join(terms) + ")"
+            for fi, fw, shift in chunk:
+                val = cv if len(chunk) == 1 else (
+                    f"({cv} >> {shift})" if chunk[0][0] == fi else
+                    f"(({cv} >> {shift}) & {(1 << fw) - 1:#x})" if shift else
+                    f"({cv} & {(1 << fw) - 1:#x})")
+                signed = h.fields[fi][2]
+                out.append(f"F[{h.base + fi}] = " + (f"_tcm({val}, {fw})" if signed else val))
+        for i, (_, w, _) in enumerate(h.fields):
+            if w == 0:
+                out.append(f"F[{h.base + i}] = 0")
         return out
 
     def extract_vl_lines(self, h: HeaderInfo, vl_len: str) -> list[str]:

@@ -22,7 +22,8 @@ Choices where BMv2 leaves room (documented here for the users of this class):
   atomic with respect to packets.
 * A packet that makes the engine fail (``assert`` primitive, a bug) is dropped and reported to
   the trace callback; ``process_packet`` never raises.
-* Resubmit / recirculate loops are cut after 32 passes (BMv2 would loop forever).
+* Resubmit / recirculate loops are cut after 32 ingress passes and clone storms (an egress that
+  clones its own clones) after 256 egress passes per received packet; BMv2 would loop forever.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ from softnic.runtime.pre import PacketReplicationEngine
 from softnic.runtime.tables import Entry, Table
 from softnic.runtime.trace import Tracer
 
-MAX_PASSES = 32
+MAX_PASSES = 32  # ingress passes (resubmit / recirculate) per received packet
+MAX_COPIES = 256  # egress passes (clones, replicas) per received packet
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
 
 
@@ -389,14 +391,13 @@ class Switch:
             except Exception as e:  # never let a packet take the port thread down
                 if tr:
                     tr(f"Packet dropped: engine error {type(e).__name__}: {e}")
-        for d in digests:
-            cb = self._digest_cb
-            if cb is not None:
-                cb(d)
-        for pi in pins:
-            cb2 = self._packet_in_cb
-            if cb2 is not None:
-                cb2(pi)
+        # callbacks run outside the lock, so they may call back into the switch
+        if digests and self._digest_cb is not None:
+            for d in digests:
+                self._digest_cb(d)
+        if pins and self._packet_in_cb is not None:
+            for pi in pins:
+                self._packet_in_cb(pi)
         return out
 
     def packet_out(self, data: bytes, metadata: dict[str, int]) -> list[tuple[int, bytes]]:
@@ -498,9 +499,16 @@ class Switch:
         if job is not None:
             self._egress(p, job, work, out, pins, tr, now)
         passes = 1
+        copies = 1
         while work:
             job = work.popleft()
             if job[0]:  # egress job
+                copies += 1
+                if copies > MAX_COPIES:
+                    if tr:
+                        tr("Clone/replication limit reached, dropping the remaining copies")
+                    work.clear()
+                    return
                 self._egress(p, job, work, out, pins, tr, now)
                 continue
             passes += 1
@@ -537,20 +545,22 @@ class Switch:
                 pos = e.pos
             except IndexError:
                 f[p.s_perr] = p.sobe
+            payload = data[pos:] if pos else data
             if c.verify_checksums is not None:
-                c.verify_checksums(f, data[pos:])
+                c.verify_checksums(f, payload)
             node = p.ingress_init
             while node is not None:
                 node = node.apply(f, s)
         else:
             pos = self._parse(p, data, f, s, tr)
+            payload = data[pos:]
             self._pipeline(p, "ingress", f, s, tr)
-        payload = data[pos:]
         if s.clone is not None:
             self._clone(p, s.clone, data, f, INGRESS_CLONE, work, tr)
-        for lid in s.digests:
-            lname, flds = p.prog.learn_lists[lid]
-            digests.append(Digest(lname, self._digest_fields(flds, f)))
+        if s.digests:
+            for lid in s.digests:
+                lname, flds = p.prog.learn_lists[lid]
+                digests.append(Digest(lname, self._digest_fields(flds, f)))
         if s.resubmit is not None:
             if tr:
                 tr("Resubmitting packet")
