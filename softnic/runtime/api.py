@@ -44,8 +44,10 @@ class MatchKey:
     lpm:      value, prefix_len
     ternary:  value, mask
     range:    low=value, high
-    optional: value, is_wildcard (when True the field matches anything)
-    A field left out of an entry (P4Runtime don't-care) is given as ``None`` in ``TableEntry.key``.
+    optional: value (a wildcard optional field is left out, see below)
+    A field left out of an entry (P4Runtime don't-care: ternary/optional/range wildcards, lpm
+    prefix 0) is given as ``None`` in ``TableEntry.key``; the engine also treats a ternary mask
+    of 0 as a wildcard.
     """
 
     value: int = 0
