@@ -2,7 +2,8 @@
 
 preprocess -> parse -> desugar (p4c's inlining rewrites) -> check (names, types, p4c-bm2-ss
 restrictions) -> lower (BMv2 JSON and the P4Runtime resources the P4Info writer needs). Every
-user error is a :class:`CompileError` with a source location.
+user error is a :class:`CompileError` with a source location. Warnings do not stop the
+compile; a caller that wants them passes a list as ``warnings`` and they are appended to it.
 """
 
 from __future__ import annotations
@@ -13,24 +14,32 @@ from typing import Any
 from softnic.frontend import ast
 from softnic.frontend.check import Checker
 from softnic.frontend.desugar import desugar
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.lower import Program
 from softnic.frontend.resources import ProgramResources
 
 
-def compile_program(prog: ast.Program, program_name: str) -> tuple[dict[str, Any],
-                                                                   ProgramResources]:
+def compile_program(
+    prog: ast.Program,
+    program_name: str,
+    warnings: list[CompileWarning] | None = None,
+) -> tuple[dict[str, Any], ProgramResources]:
     """Check and lower a parsed program; returns (BMv2 JSON dict, resources)."""
     desugar(prog)
     chk = Checker(prog)
     chk.run()
     lowering = Program(chk, program_name)
-    return lowering.run(), lowering.resources
+    bmv2_json = lowering.run()
+    if warnings is not None:
+        warnings.extend(lowering.warnings)
+    return bmv2_json, lowering.resources
 
 
 def compile_file(
     path: str | os.PathLike[str],
     include_dirs: tuple[str, ...] | list[str] = (),
     defines: dict[str, str | None] | None = None,
+    warnings: list[CompileWarning] | None = None,
 ) -> tuple[dict[str, Any], ProgramResources]:
     """Preprocess, parse and compile the P4 file at ``path``."""
     from softnic.frontend.parser import parse_program
@@ -38,4 +47,4 @@ def compile_file(
 
     p = os.fspath(path)
     text = preprocess(p, list(include_dirs), defines or {})
-    return compile_program(parse_program(text, p), p)
+    return compile_program(parse_program(text, p), p, warnings)

@@ -332,15 +332,17 @@ def remove_returns(stmts: list[Any], retval: str | None) -> list[Any]:
         if isinstance(s, ast.BlockStmt):
             return out + remove_returns(list(s.stmts) + rest, retval)
         if isinstance(s, ast.IfStmt):
+            # ``rest`` can land in both branches: the second gets its own copy, so no AST node
+            # is shared (the checker and the lowering key their tables by node identity).
             then = remove_returns(as_list(s.then) + ([] if always_returns(s.then) else rest),
                                   retval)
-            other = remove_returns(as_list(s.other) + ([] if always_returns(s.other) else rest),
-                                   retval)
+            other_rest = [] if always_returns(s.other) else copy.deepcopy(rest)
+            other = remove_returns(as_list(s.other) + other_rest, retval)
             out.append(ast.IfStmt(s.cond, ast.BlockStmt(then, loc=s.then.loc),
                                   ast.BlockStmt(other, loc=s.loc) if other else None,
                                   loc=s.loc))
             return out
-        raise err(s, "return inside this statement is unsupported in functions on this target")
+        raise err(s, "return inside this statement is unsupported on this target")
     return out
 
 
@@ -362,7 +364,7 @@ class Desugar:
                     d.body = ast.BlockStmt(self.stmts(d.body.stmts, {}), loc=d.body.loc)
                 self.functions[d.name] = d
             elif isinstance(d, ast.ActionDecl):
-                d.body = ast.BlockStmt(self.stmts(d.body.stmts, {}), loc=d.body.loc)
+                self.action(d, {})
             elif isinstance(d, ast.ControlDecl):
                 self.control(d)
                 self.blocks[d.name] = d
@@ -444,7 +446,9 @@ class Desugar:
         local_funcs = {x.name: x for x in d.locals if isinstance(x, ast.FunctionDecl)}
         funcs = {**self.functions, **local_funcs}
         for x in d.locals:
-            if isinstance(x, (ast.ActionDecl, ast.FunctionDecl)):
+            if isinstance(x, ast.ActionDecl):
+                self.action(x, funcs)
+            elif isinstance(x, ast.FunctionDecl):
                 x.body = ast.BlockStmt(self.stmts(x.body.stmts, funcs), loc=x.body.loc)
         d.apply = ast.BlockStmt(self.stmts(d.apply.stmts, funcs), loc=d.apply.loc)
 
@@ -522,7 +526,17 @@ class Desugar:
             d.apply = ast.BlockStmt(inits + list(d.apply.stmts), loc=d.apply.loc,
                                     annotations=d.apply.annotations)
 
-    # ------------------------------------------------------------------ functions
+    # ------------------------------------------------------------------ actions, functions
+
+    def action(self, d: ast.ActionDecl, funcs: dict[str, ast.FunctionDecl]) -> None:
+        """Inline the calls in an action body and remove its ``return`` statements.
+
+        BMv2 actions are straight-line primitive lists with no way to stop early, so, like
+        p4c, the code after a conditional ``return`` moves into the branch that does not
+        return; the lowering then predicates it (or the checker refuses it when that branch
+        calls externs, as p4c-bm2-ss does)."""
+        body = self.stmts(d.body.stmts, funcs)
+        d.body = ast.BlockStmt(remove_returns(body, None), loc=d.body.loc)
 
     def stmts(self, ss: list[Any], funcs: dict[str, ast.FunctionDecl]) -> list[Any]:
         funcs = funcs or self.functions

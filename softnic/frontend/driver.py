@@ -20,6 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import NoReturn, TextIO
 
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.p4info import (
     FORMATS,
@@ -174,8 +175,9 @@ def planned_outputs(args: argparse.Namespace) -> list[OutputFile]:
     return outputs
 
 
-def render_error(err: CompileError) -> str:
-    """``file:line:col: error: msg`` then, when the file is readable, the line and a caret."""
+def render_error(err: CompileError | CompileWarning) -> str:
+    """``file:line:col: error: msg`` (or ``warning:``) then, when the file is readable, the
+    line and a caret."""
     text = str(err)
     loc = err.loc
     if loc is None or loc.line <= 0:
@@ -196,12 +198,13 @@ def render_error(err: CompileError) -> str:
 
 
 def compile_program(
-    args: argparse.Namespace, defines: dict[str, str]
+    args: argparse.Namespace, defines: dict[str, str], warnings: list[CompileWarning]
 ) -> tuple[dict, ProgramResources]:
     """Run the front end; imported lazily so ``--help`` and usage errors stay fast."""
     from softnic.frontend.compile import compile_file
 
-    return compile_file(args.source, include_dirs=tuple(args.include_dirs), defines=defines)
+    return compile_file(args.source, include_dirs=tuple(args.include_dirs), defines=defines,
+                        warnings=warnings)
 
 
 def run(args: argparse.Namespace, stderr: TextIO) -> int:
@@ -212,7 +215,11 @@ def run(args: argparse.Namespace, stderr: TextIO) -> int:
         print(f"{args.source}: error: No such file or directory", file=stderr)
         return 1
     started = time.perf_counter()
-    bmv2_json, resources = compile_program(args, defines)
+    warnings: list[CompileWarning] = []
+    bmv2_json, resources = compile_program(args, defines, warnings)
+    # Like p4c, warnings go to stderr as soon as the program compiled; they never fail it.
+    for w in warnings:
+        print(render_error(w), file=stderr)
     p4info = build_p4info(resources)
     contents: list[tuple[Path, bytes]] = []
     for out in outputs:

@@ -12,6 +12,7 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker, annotation, annotation_string, err
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.layout import JsonLoc, Layout, Loc, StructLoc
 from softnic.frontend.lower_control import ControlLowerer, lower_checksums, lower_deparser
 from softnic.frontend.lower_expr import ExprLowerer, field_ref
@@ -42,7 +43,8 @@ from softnic.frontend.types import (
     is_scalar,
 )
 
-HIDDEN_ANNOTATIONS = {"name", "id", "tableonly", "defaultonly", "hidden", "noWarn", "metadata",
+# Annotations p4c does not copy into P4Info (``@noWarn`` is copied: NoAction carries it).
+HIDDEN_ANNOTATIONS = {"name", "id", "tableonly", "defaultonly", "hidden", "metadata",
                       "alias", "field_list", "controller_header"}
 
 
@@ -61,7 +63,7 @@ class Program:
         self.checksums: list[dict[str, Any]] = []
         self.direct_meter_targets: dict[str, list[str]] = {}
         self.direct_bindings: dict[tuple[str, str], str] = {}
-        self.warnings: list[str] = []
+        self.warnings: list[CompileWarning] = []
         self.names: set[str] = set()
         self.ids: dict[str, int] = {}
         self.meta_type: StructT | None = None
@@ -77,7 +79,9 @@ class Program:
         return n
 
     def warn(self, node: ast.Node, msg: str) -> None:
-        self.warnings.append(f"{node.loc}: warning: {msg}")
+        w = CompileWarning(node.loc, msg)
+        if w not in self.warnings:  # a construct lowered twice still warns once
+            self.warnings.append(w)
 
     def fresh_name(self, base: str) -> str:
         if base not in self.names:
@@ -118,8 +122,7 @@ class Program:
     # ------------------------------------------------------------------ actions
 
     def add_action_json(self, name: str, runtime_data: list[dict[str, Any]],
-                        prims: list[dict[str, Any]], node: ast.Node,
-                        synthesized: bool = False) -> int:
+                        prims: list[dict[str, Any]], node: ast.Node) -> int:
         aid = len(self.actions)
         self.actions.append({"name": name, "id": aid, "runtime_data": runtime_data,
                              "primitives": prims})
@@ -360,7 +363,8 @@ class Program:
                 if a is not None:
                     self.resources.controller_headers.append(ControllerHeaderInfo(
                         a, [StructFieldInfo(fn, bit_width(ft)) for fn, ft in t.fields],
-                        self.annotations(sym.decl), self.anno_id(sym.decl)))
+                        self.annotations(sym.decl), self.anno_id(sym.decl),
+                        type_name=sym.name))
 
     def extern_arrays(self) -> tuple[list[Any], list[Any], list[Any]]:
         counters: list[dict[str, Any]] = []

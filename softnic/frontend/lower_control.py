@@ -134,7 +134,7 @@ class ControlLowerer:
         first = stmts[0]
         base = f"{os.path.splitext(os.path.basename(first.loc.file))[0]}{first.loc.line}"
         aname = self.prog.fresh_action_name(base)
-        aid = self.prog.add_action_json(aname, [], sl.ops, first, synthesized=True)
+        aid = self.prog.add_action_json(aname, [], sl.ops, first)
         return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, first)
 
     def hidden_table(self, name: str, aname: str, aid: int, data: list[str],
@@ -188,7 +188,7 @@ class ControlLowerer:
             sl = StmtLowerer(self.prog, self.env, "action")
             sl.call(s.call, s)
             aname = self.prog.fresh_action_name(info.sym.name)
-            aid = self.prog.add_action_json(aname, [], sl.ops, s, synthesized=True)
+            aid = self.prog.add_action_json(aname, [], sl.ops, s)
             return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, s)
         aid = self.prog.ensure_action(info.sym, self.env)
         data = []
@@ -291,7 +291,7 @@ class ControlLowerer:
             if c.body is None:
                 continue
             aname = self.prog.fresh_action_name(f"{owner}.{prefix}_case")
-            aid = self.prog.add_action_json(aname, [], [], c, synthesized=True)
+            aid = self.prog.add_action_json(aname, [], [], c)
             cases.append((aname, aid, pending, c))
             if any(isinstance(lab, ast.Default) for lab in pending):
                 default_action = aname
@@ -371,7 +371,7 @@ class ControlLowerer:
     def simple_key_run(self, ops: list[dict[str, Any]], nxt: str, node: ast.Node) -> str:
         base = f"{os.path.splitext(os.path.basename(node.loc.file))[0]}{node.loc.line}"
         aname = self.prog.fresh_action_name(base)
-        aid = self.prog.add_action_json(aname, [], ops, node, synthesized=True)
+        aid = self.prog.add_action_json(aname, [], ops, node)
         return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, node)
 
     def table_json(self, sym: Any, call: ast.Call) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -470,17 +470,20 @@ class ControlLowerer:
                                    "action_data": data, "action_entry_const": dflt.is_const}
             if dflt.is_const:
                 info.const_default_action = dinfo.sym.qualified
+            else:
+                info.initial_default_action = dinfo.sym.qualified
+                info.initial_default_args = [int(v, 16) for v in data]
         else:
             tj["default_entry"] = {"action_id": ids[names.index("NoAction")],
                                    "action_const": False, "action_data": [],
                                    "action_entry_const": False}
+            info.initial_default_action = "NoAction"
         if "entries" in props:
             ep = props["entries"]
-            tj["entries"] = self.entries(ep, kinds, tmt, keys_w=[f.bitwidth for f in mfields])
-            if ep.is_const:
-                info.is_const_table = True
-            else:
-                info.has_initial_entries = True
+            tj["entries"] = self.entries(ep, kinds, tmt, keys_w=[f.bitwidth for f in mfields],
+                                         table=d)
+            info.is_const_table = ep.is_const
+            info.has_initial_entries = True
         self.prog.resources.tables.append(info)
         return tj, pre.ops
 
@@ -521,10 +524,10 @@ class ControlLowerer:
         return [tmp.header, tmp.field], None, width
 
     def entries(self, ep: ast.TableProperty, kinds: list[str], tmt: str,
-                keys_w: list[int]) -> list[dict[str, Any]]:
+                keys_w: list[int], table: ast.TableDecl) -> list[dict[str, Any]]:
         out = []
-        prio = 1
-        for ent in ep.entries:
+        prios = self.bmv2_priorities(ep, table)
+        for ent, prio in zip(ep.entries, prios, strict=True):
             ks = ent.keyset
             elems = ks.elems if isinstance(ks, ast.ListExpr) and len(kinds) != 1 else [ks]
             if isinstance(ks, ast.ListExpr) and len(kinds) == 1 and len(ks.elems) == 1:
@@ -534,17 +537,68 @@ class ControlLowerer:
                 mk.append(self.entry_key(el, kind, w))
             ainfo = self.chk.calls[id(ent.action)]
             aid = self.prog.ensure_action(ainfo.sym, self.env)
-            e: dict[str, Any] = {
+            out.append({
                 "source_info": source_info(ent, show_expr(ks)),
                 "match_key": mk,
                 "action_entry": {"action_id": aid, "action_data": self.action_data(ainfo)},
                 "priority": prio,
-            }
-            if ent.priority is not None:
-                e["priority"] = self.chk.consts[id(ent.priority)]
-            out.append(e)
-            prio += 1
+            })
         return out
+
+    def bmv2_priorities(self, ep: ast.TableProperty, table: ast.TableDecl) -> list[int]:
+        """The BMv2 JSON ``priority`` of each entry, where a *lower* number wins.
+
+        Without any ``priority = N`` the first entry wins, and the JSON numbers are 1, 2, ...
+        in source order, exactly what p4c-bm2-ss writes. ``const entries`` cannot carry
+        priorities (p4c refuses them too). With explicit priorities the P4_16
+        rules apply (p4c's EntryPriorities pass): an entry without one gets the previous
+        entry's priority minus ``priority_delta`` (plus, when ``largest_priority_wins`` is
+        false); the first entry must have one. Those P4 priorities are then mapped onto BMv2's
+        order so that the entry the P4 program says wins also wins on BMv2.
+        """
+        entries = ep.entries
+        if all(e.priority is None for e in entries):
+            return list(range(1, len(entries) + 1))
+        if ep.is_const:
+            # p4c's EntryPriorities pass: the order of const entries is their priority
+            first = next(e for e in entries if e.priority is not None)
+            raise err(first, "Table with 'const' entries cannot have priorities")
+        props = {p.name: p for p in table.properties}
+        largest_wins = self.bool_property(props.get("largest_priority_wins"), True)
+        delta = self.int_property(props.get("priority_delta"), 1)
+        p4_prios: list[int] = []
+        current = 0
+        for i, e in enumerate(entries):
+            if e.priority is not None:
+                current = int(self.chk.consts[id(e.priority)])
+            elif i == 0:
+                raise err(e, "entry must have a priority: a later entry of this table sets "
+                          "one")
+            if current < 0:
+                raise err(e, f"entry priority {current} is negative")
+            p4_prios.append(current)
+            current = current - delta if largest_wins else current + delta
+        if largest_wins:
+            top = max(p4_prios)
+            return [top - p + 1 for p in p4_prios]
+        low = min(p4_prios)
+        return [p - low + 1 for p in p4_prios]
+
+    def bool_property(self, p: ast.TableProperty | None, default: bool) -> bool:
+        if p is None or p.value is None:
+            return default
+        v = self.x.const(p.value)
+        if not isinstance(v, bool):
+            raise err(p, f"{p.name} must be a boolean constant")
+        return v
+
+    def int_property(self, p: ast.TableProperty | None, default: int) -> int:
+        if p is None or p.value is None:
+            return default
+        v = self.x.const(p.value)
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise err(p, f"{p.name} must be a positive integer constant")
+        return v
 
     def entry_key(self, el: ast.Expr, kind: str, w: int) -> dict[str, Any]:
         full = (1 << w) - 1

@@ -422,6 +422,9 @@ class ExprLowerer:
                   "expression on this target; assign the result in a separate statement")
 
     def inline_pure_function(self, e: ast.Call, info: Any) -> Val:
+        """A function call inside a table key. desugar inlines every other call into
+        statements, but a key is evaluated when the table is applied, so here the callee's
+        ``return`` expression is lowered in place of the call."""
         d: ast.FunctionDecl = info.sym.decl
         stmts = d.body.stmts
         if len(stmts) != 1 or not isinstance(stmts[0], ast.ReturnStmt) or stmts[0].value is None:

@@ -36,10 +36,8 @@ from softnic.frontend.types import (
     EnumT,
     ErrorT,
     ExternT,
-    HeaderT,
     PType,
     StructT,
-    TupleT,
     bit_width,
 )
 
@@ -128,7 +126,9 @@ class StmtLowerer:
                 raise err(s, "exit in a parser is unsupported on this target")
             self.prim("exit", [], s, "exit")
         elif isinstance(s, ast.ReturnStmt):
-            pass  # the checker allows return only as the last statement
+            # desugar removes return from actions and functions and lower_control handles it
+            # in apply blocks; anywhere else ignoring it would run the code that follows
+            raise err(s, "return is unsupported here on this target")
         elif isinstance(s, ast.EmptyStmt):
             pass
         else:
@@ -284,8 +284,6 @@ class StmtLowerer:
                 raise err(node, "Conditional execution in actions unsupported on this target")
         if info.kind == "action":
             self.inline_action(info, node)
-        elif info.kind == "function":
-            self.inline_function(info, node)
         elif info.kind == "builtin":
             self.builtin(call, info, node)
         elif info.kind == "method":
@@ -317,15 +315,6 @@ class StmtLowerer:
 
     def inline_action(self, info: CallInfo, node: ast.Node) -> None:
         d: ast.ActionDecl = info.decl
-        env = dict(self.env)
-        self.bind_params(d.params, info, env)
-        sub = StmtLowerer(self.prog, env, self.mode, self.action_name)
-        sub.cond_stack = list(self.cond_stack)
-        sub.stmts(d.body.stmts)
-        self.ops.extend(sub.ops)
-
-    def inline_function(self, info: CallInfo, node: ast.Node) -> None:
-        d: ast.FunctionDecl = info.sym.decl  # type: ignore[union-attr]
         env = dict(self.env)
         self.bind_params(d.params, info, env)
         sub = StmtLowerer(self.prog, env, self.mode, self.action_name)
@@ -566,6 +555,3 @@ class StmtLowerer:
         lid = self.prog.add_learn_list(t.name, elems, fields, call)
         self.prim("generate_digest", [self.x.param(a[0]), hexstr(lid)], node)  # type: ignore
 
-
-def tuple_or_struct(t: PType) -> bool:
-    return isinstance(t, (TupleT, StructT, HeaderT))

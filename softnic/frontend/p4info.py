@@ -286,6 +286,8 @@ class _Builder:
             out.annotations.extend(_with_scope_annotation(ref.scope, ref.annotations))
         if t.const_default_action:
             msg.const_default_action_id = self.ids.id_of(ACTION, t.const_default_action)
+        elif t.initial_default_action:
+            self._initial_default_action(msg, t)
         for name in t.direct_counters:
             msg.direct_resource_ids.append(self.ids.id_of(DIRECT_COUNTER, name))
         for name in t.direct_meters:
@@ -293,6 +295,24 @@ class _Builder:
         msg.size = t.size
         msg.is_const_table = t.is_const_table
         msg.has_initial_entries = t.has_initial_entries
+
+    def _initial_default_action(self, msg: p4info_pb2.Table, t: TableInfo) -> None:
+        """p4c writes the table's initial (non-const) default action with its arguments, so a
+        controller knows what a table does on a miss before it changes anything."""
+        name = t.initial_default_action
+        assert name is not None
+        call = msg.initial_default_action
+        call.action_id = self.ids.id_of(ACTION, name)
+        action = next((a for a in self.res.actions if a.name == name), None)
+        params = action.params if action is not None else []
+        if len(params) != len(t.initial_default_args):
+            raise CompileError(None, f"default action {name} of {t.name}: expected "
+                               f"{len(params)} arguments, got {len(t.initial_default_args)}")
+        for i, (p, value) in enumerate(zip(params, t.initial_default_args, strict=True),
+                                       start=1):
+            width = max(1, (p.bitwidth + 7) // 8)
+            value &= (1 << (8 * width)) - 1
+            call.arguments.add(param_id=i, value=value.to_bytes(width, "big"))
 
     def _counters(self) -> None:
         for c in _dedupe(self.res.counters):

@@ -51,8 +51,12 @@ class TableInfo:
     action_refs: list[ActionRefInfo]
     size: int = 1024
     const_default_action: str | None = None  # action name when default_action is const
+    # The default action when it is not const (the implicit NoAction included) and its action
+    # data, one int per directionless parameter: P4Info ``initial_default_action``.
+    initial_default_action: str | None = None
+    initial_default_args: list[int] = field(default_factory=list)
     is_const_table: bool = False  # 'const entries'
-    has_initial_entries: bool = False  # 'entries' (non-const)
+    has_initial_entries: bool = False  # any 'entries' property, const or not (as p4c)
     direct_counters: list[str] = field(default_factory=list)  # names of direct_counter objects
     direct_meters: list[str] = field(default_factory=list)
     annotations: list[str] = field(default_factory=list)

@@ -225,13 +225,4 @@ package V1Switch<H, M>(Parser<H, M> p,
                        ComputeChecksum<H, M> ck,
                        Deparser<H> dep);
 
-/* Values of standard_metadata.instance_type on BMv2. */
-const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_NORMAL        = 0;
-const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_INGRESS_CLONE = 1;
-const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_EGRESS_CLONE  = 2;
-const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_COALESCED     = 3;
-const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_RECIRC        = 4;
-const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_REPLICATION   = 5;
-const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_RESUBMIT      = 6;
-
 #endif  /* _V1_MODEL_P4_ */

@@ -4,6 +4,15 @@
 #include <v1model.p4>
 #include "include/common_headers.p4"
 
+/* Values of standard_metadata.instance_type on BMv2 (simple_switch.md). v1model.p4 does not
+ * define them, so programs do, as here. */
+const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_NORMAL        = 0;
+const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_INGRESS_CLONE = 1;
+const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_EGRESS_CLONE  = 2;
+const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_RECIRC        = 4;
+const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_REPLICATION   = 5;
+const bit<32> BMV2_V1MODEL_INSTANCE_TYPE_RESUBMIT      = 6;
+
 const bit<32> I2E_SESSION = 5;
 const bit<32> E2E_SESSION = 11;
 
@@ -107,7 +116,9 @@ control REgress(inout headers_t hdr,
             hdr.ethernet.srcAddr = (bit<48>)standard_metadata.egress_rid;
         } else if (meta.recirc_count < 2 && hdr.ipv4.isValid() && hdr.ipv4.ttl == 1) {
             do_recirculate();
-        } else if (hdr.ethernet.etherType == 0x88B5) {
+        } else if (hdr.ethernet.etherType == 0x88B5 &&
+                   standard_metadata.instance_type == BMV2_V1MODEL_INSTANCE_TYPE_NORMAL) {
+            /* only original packets: cloning the E2E clones too would clone forever */
             mirror_out();
         }
     }

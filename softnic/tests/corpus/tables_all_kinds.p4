@@ -26,9 +26,16 @@ header ipv4_t {
     bit<32> dstAddr;
 }
 
+/* the first four bytes of TCP and UDP: the ports */
+header l4_ports_t {
+    bit<16> srcPort;
+    bit<16> dstPort;
+}
+
 struct headers_t {
     ethernet_t ethernet;
     ipv4_t     ipv4;
+    l4_ports_t l4;
 }
 
 struct meta_t {
@@ -52,6 +59,16 @@ parser TParser(packet_in pkt,
 
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.protocol) {
+            6: parse_l4;
+            17: parse_l4;
+            default: accept;
+        }
+    }
+
+    state parse_l4 {
+        pkt.extract(hdr.l4);
+        meta.l4_dport = hdr.l4.dstPort;  /* the acl's range key */
         transition accept;
     }
 }
@@ -124,7 +141,7 @@ control TIngress(inout headers_t hdr,
         size = 1024;
     }
 
-    /* ternary + range keys with constant entries and explicit priorities, direct meter */
+    /* ternary + range keys with constant entries, direct meter */
     table acl {
         key = {
             hdr.ipv4.srcAddr : ternary;
@@ -137,10 +154,11 @@ control TIngress(inout headers_t hdr,
         }
         default_action = permit();
         meters = acl_meter;
+        /* const entries take their priority from their order (p4c refuses `priority =` here) */
         const entries = {
-            priority = 10: (32w0x0A000000 &&& 32w0xFF000000, 6, 0 .. 1023): deny();
-            priority = 20: (_, 17, 11211 .. 11211): permit();
-            priority = 30: (32w0xC0A80001, _, _): permit();
+            (32w0x0A000000 &&& 32w0xFF000000, 6, 0 .. 1023): deny();
+            (_, 17, 11211 .. 11211): permit();
+            (32w0xC0A80001, _, _): permit();
         }
     }
 
@@ -212,6 +230,7 @@ control TDeparser(packet_out pkt, in headers_t hdr) {
     apply {
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.l4);
     }
 }
 
