@@ -4,16 +4,21 @@ Two programs (``bench/p4``): ``l3.p4`` (IPv4 LPM forwarding, like p4lang/tutoria
 ``stateful.p4`` (the same plus two hashes and two register read-modify-writes per packet, the
 kind of work the cache does). Each is measured two ways:
 
-* in-process: ``Switch.process_packet`` in a loop, no I/O, the engine's own ceiling;
-* veth: a raw-socket sender in namespace h1 sends a fixed number of UDP frames as fast as it
-  can, ``softnic run`` forwards them (installed by P4Runtime like a real controller would), and a
-  receiver in namespace h2 counts them. The sender outpaces the switch, so this is the saturated
-  forwarding rate (received frames / time from first to last received), the number FIDELITY.md
-  quotes for BMv2 (about 14k pkt/s default build, 30-39k without logging).
+* in-process: ``Switch.process_packet`` in a loop over 256 flows with one /32 route, no I/O: the
+  engine's own ceiling.
+* veth: ``softnic run`` between namespaces h1 and h2 (route installed over P4Runtime like a
+  real controller would). A sender in h1 offers a fixed number of frames per step, open loop, at
+  fixed rates and then flat out (saturation); a receiver in h2 counts the frames of each step by
+  a (step, seq) tag. Per step we report offered and delivered rate and loss; the headline is the
+  highest offered rate with < 1 % loss and at least 97 % of it delivered (the switch
+  keeps up; the buffer alone would hide loss on a short step) and the delivered rate at
+  saturation (what FIDELITY.md quotes for BMv2: about 14k pkt/s default build, 30-39k without
+  logging). Sender and receiver are Python processes sharing the machine's cores with the switch,
+  as BMv2's traffic generators would.
 
-Every measurement is repeated and the median reported; counts and times are bounded. Results go
-to ``bench/results/softnic_pps.json`` (with machine information) and, if matplotlib is
-installed, a bar chart to ``docs/softnic_pps.png``.
+Every measurement is repeated (medians reported); counts and times are bounded (about 2 minutes
+by default, seconds with ``--quick``). Results go to ``bench/results/softnic_pps.json`` with
+machine information, and a plot to ``docs/softnic_pps.png``.
 
 Run: ``.venv/bin/python -m bench.softnic_pps`` (root needed for the veth part) or
 ``p4cache-bench``; ``--quick`` for a short smoke run.
@@ -64,9 +69,12 @@ def ip_int(ip: str) -> int:
 
 
 def build_frames(payload_len: int = 18) -> list[bytes]:
-    """UDP frames h1 -> h2 from N_FLOWS source ports (so hashes hit many register cells)."""
+    """UDP frames h1 -> h2 from N_FLOWS source ports (so hashes hit many register cells).
+
+    The UDP checksum is 0 ("none"), so the veth sender may tag the payload without breaking it.
+    """
     return [bytes(Ether(dst=H1["gw_mac"], src=H1["mac"]) / IP(src=H1["ip"], dst=H2["ip"], ttl=64)
-                  / UDP(sport=10000 + i, dport=UDP_DPORT) / (b"p" * payload_len))
+                  / UDP(sport=10000 + i, dport=UDP_DPORT, chksum=0) / (b"p" * payload_len))
             for i in range(N_FLOWS)]
 
 
@@ -111,48 +119,11 @@ def inprocess_pps(bmv2_json: Path, seconds: float, max_packets: int) -> dict:
 
 # -- (ii) through veth
 
-_SENDER = """
-import json, socket, sys, time
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((sys.argv[1], 0))
-s.setsockopt(socket.SOL_SOCKET, 32, 4 * 1024 * 1024)  # SO_SNDBUFFORCE
-frames = [bytes.fromhex(h) for h in json.load(sys.stdin)]
-n = int(sys.argv[2]); nf = len(frames); sent = 0; errors = 0
-send = s.send
-t0 = time.perf_counter()
-for i in range(n):
-    try:
-        send(frames[i % nf]); sent += 1
-    except OSError:
-        errors += 1
-print(json.dumps({"sent": sent, "send_errors": errors, "duration_s": time.perf_counter() - t0}))
-"""
-
-_RECEIVER = """
-import json, socket, sys, time
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-s.bind((sys.argv[1], 0x0800))
-s.setsockopt(socket.SOL_SOCKET, 33, 16 * 1024 * 1024)  # SO_RCVBUFFORCE
-expect, idle, port = int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-s.settimeout(30.0)
-print("ready", flush=True)
-n = 0; first = last = None; ttl_ok = True
-while n < expect:
-    try:
-        data = s.recv(2048)
-    except socket.timeout:
-        break
-    if len(data) < 42 or int.from_bytes(data[36:38], "big") != port:
-        continue
-    last = time.perf_counter()
-    if first is None:
-        first = last
-        s.settimeout(idle)
-    ttl_ok = ttl_ok and data[22] == 63
-    n += 1
-dur = (last - first) if n > 1 else 0.0
-print(json.dumps({"received": n, "rx_window_s": dur, "ttl_decremented": ttl_ok}))
-"""
+DEFAULT_RATES = [5_000, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000]
+QUICK_RATES = [5_000, 20_000]
+LOSS_OK = 0.01  # "max rate": median loss below 1 % ...
+KEEP_UP = 0.97  # ... and delivered >= 97 % of offered: the port's socket buffer holds thousands
+# of frames, so a short step at too high a rate loses nothing yet is delivered late and slowly
 
 
 def _free_port() -> int:
@@ -179,44 +150,121 @@ def _install_route(grpc_addr: str, bmv2_json: Path, p4info: Path) -> None:
             sh.teardown()
 
 
-def veth_pps(bmv2_json: Path, p4info: Path, count: int) -> dict:
+class _Agent:
+    """A ``bench.veth_traffic`` process in a namespace, driven one JSON line at a time."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        if not self.read().get("ready"):
+            raise RuntimeError(f"{argv} did not start")
+
+    def write(self, cmd: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+
+    def read(self) -> dict:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"traffic agent exited (code {self.proc.poll()})")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@contextlib.contextmanager
+def veth_rig(bmv2_json: Path, p4info: Path):  # noqa: ANN201 - yields (sender, receiver)
+    """h1 - softnic run - h2 on veth pairs, the route installed, sender and receiver running."""
     from softnic.netns import Topology
 
-    frames = build_frames()
     with Topology(2, switch_in_root=True) as topo:
         h1, h2 = topo.hosts
         grpc_addr = f"127.0.0.1:{_free_port()}"
         sw = subprocess.Popen([sys.executable, "-m", "softnic.cli", "run", "--no-p4",
                                *topo.interface_args(), "--", "--grpc-server-addr", grpc_addr],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        agents: list[_Agent] = []
         try:
-            assert sw.stdout is not None
+            assert sw.stdout is not None and sw.stderr is not None
             line = sw.stdout.readline()
             if "P4Runtime on" not in line:
                 raise RuntimeError(f"softnic run did not start: {line}{sw.stderr.read()}")
             _install_route(grpc_addr, bmv2_json, p4info)
-            recv = h2.popen([sys.executable, "-c", _RECEIVER, h2.ifname, str(count), "1.0",
-                             str(UDP_DPORT)], stdout=subprocess.PIPE, text=True)
-            assert recv.stdout is not None
-            if recv.stdout.readline().strip() != "ready":
-                raise RuntimeError("receiver did not start")
-            snd = h1.run([sys.executable, "-c", _SENDER, h1.ifname, str(count)],
-                         input=json.dumps([f.hex() for f in frames]), timeout=300)
-            if snd.returncode != 0:
-                raise RuntimeError(f"sender failed: {snd.stderr}")
-            out, _ = recv.communicate(timeout=300)
+            agent = [sys.executable, "-m", "bench.veth_traffic"]
+            agents.append(_Agent(h2.cmd([*agent, "recv", h2.ifname, str(UDP_DPORT)])))
+            agents.append(_Agent(h1.cmd([*agent, "send", h1.ifname])))
+            agents[1].write({"templates": [f.hex() for f in build_frames()]})
+            agents[1].read()
+            yield agents[1], agents[0]
         finally:
+            for a in agents:
+                a.close()
             sw.terminate()
             try:
                 sw.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 sw.kill()
-    s, r = json.loads(snd.stdout), json.loads(out)
-    pps = r["received"] / r["rx_window_s"] if r["rx_window_s"] > 0 else 0.0
-    return {"sent": s["sent"], "send_errors": s["send_errors"],
-            "send_duration_s": round(s["duration_s"], 4), "received": r["received"],
-            "rx_window_s": round(r["rx_window_s"], 4), "ttl_decremented": r["ttl_decremented"],
-            "pps": round(pps, 1)}
+
+
+def veth_step(sender: _Agent, receiver: _Agent, step: int, rate: float, count: int) -> dict:
+    """Offer ``count`` frames at ``rate`` (0: saturation); delivered rate and loss."""
+    expect_s = count / rate if rate else count / 50_000
+    receiver.write({"step": step, "count": count, "first_wait": 5.0 + expect_s, "idle": 0.5})
+    sender.write({"step": step, "rate": rate, "count": count})
+    s = sender.read()
+    r = receiver.read()
+    offered = s["sent"] / s["send_duration_s"] if s["send_duration_s"] > 0 else 0.0
+    # delivered: first frame sent -> last frame received, so a backlog draining after the
+    # sender stopped is counted against the switch, not hidden
+    span = r["t_last_rx"] - s["t_first_send"] if r["received"] else 0.0
+    delivered = r["received"] / span if span > 0 else 0.0
+    loss = 1.0 - r["received"] / s["sent"] if s["sent"] else 1.0
+    return {"target_pps": rate or None, "offered_pps": round(offered, 1),
+            "delivered_pps": round(delivered, 1), "sent": s["sent"],
+            "send_errors": s["send_errors"], "received": r["received"],
+            "duplicates": r["duplicates"], "loss": round(loss, 5),
+            "ttl_decremented": r["ttl_decremented"]}
+
+
+def veth_sweep(bmv2_json: Path, p4info: Path, rates: list[int], count: int,
+               repeats: int) -> dict:
+    """Every rate step plus saturation, ``repeats`` sweeps against one switch; medians."""
+    runs: list[list[dict]] = []
+    with veth_rig(bmv2_json, p4info) as (sender, receiver):
+        step = 0
+        for _ in range(repeats):
+            sweep = []
+            for rate in [*rates, 0]:
+                step += 1
+                sweep.append(veth_step(sender, receiver, step, rate, count))
+            runs.append(sweep)
+    steps = []
+    for i, rate in enumerate([*rates, 0]):
+        col = [sweep[i] for sweep in runs]
+        steps.append({
+            "target_pps": rate or "saturation",
+            "offered_pps": _median(col, "offered_pps"),
+            "delivered_pps": _median(col, "delivered_pps"),
+            "loss": round(statistics.median(r["loss"] for r in col), 5),
+            "duplicates": sum(r["duplicates"] for r in col),
+            "ttl_decremented": all(r["ttl_decremented"] for r in col)})
+    ok = [s for s in steps[:-1]
+          if s["loss"] < LOSS_OK and s["delivered_pps"] >= KEEP_UP * s["offered_pps"]]
+    best = max(ok, key=lambda s: s["target_pps"]) if ok else None
+    return {
+        "max_rate_under_1pct_loss_pps": best["target_pps"] if best else 0,
+        "delivered_at_max_rate_pps": best["delivered_pps"] if best else 0.0,
+        "saturated_delivered_pps": steps[-1]["delivered_pps"],
+        "saturated_loss": steps[-1]["loss"],
+        "steps": steps, "runs": runs}
 
 
 # -- driver
@@ -227,6 +275,7 @@ class Settings:
     inproc_seconds: float
     inproc_max_packets: int
     veth_count: int
+    veth_rates: list[int]
 
 
 def machine_info() -> dict:
@@ -240,9 +289,13 @@ def machine_info() -> dict:
         pass
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = []
     return {"cpu": model, "cpus": os.cpu_count(), "kernel": platform.release(),
             "python": platform.python_version(), "git_commit": commit,
-            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            "loadavg_at_start": load, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 
 
 def _median(runs: list[dict], key: str = "pps") -> float:
@@ -250,7 +303,8 @@ def _median(runs: list[dict], key: str = "pps") -> float:
 
 
 def run_bench(settings: Settings, modes: list[str], programs: list[str]) -> dict:
-    result: dict = {"machine": machine_info(), "settings": asdict(settings), "results": {}}
+    result: dict = {"machine": machine_info(), "settings": asdict(settings),
+                    "reference": REFERENCE, "results": {}}
     with tempfile.TemporaryDirectory(prefix="softnic-bench-") as tmp:
         for name in programs:
             bmv2_json, p4info = compile_program(PROGRAMS[name], Path(tmp))
@@ -263,18 +317,25 @@ def run_bench(settings: Settings, modes: list[str], programs: list[str]) -> dict
                 print(f"{name:9s} in-process: {entry['inprocess']['median_pps']:>10.1f} pkt/s",
                       flush=True)
             if "veth" in modes:
-                runs = [veth_pps(bmv2_json, p4info, settings.veth_count)
-                        for _ in range(settings.repeats)]
-                entry["veth"] = {"median_pps": _median(runs), "runs": runs}
-                print(f"{name:9s} veth:       {entry['veth']['median_pps']:>10.1f} pkt/s "
-                      f"(received {[r['received'] for r in runs]} of {settings.veth_count})",
-                      flush=True)
+                v = veth_sweep(bmv2_json, p4info, settings.veth_rates, settings.veth_count,
+                               settings.repeats)
+                entry["veth"] = v
+                print(f"{name:9s} veth:       max {v['max_rate_under_1pct_loss_pps']} pkt/s "
+                      f"with <1% loss; saturated {v['saturated_delivered_pps']:.0f} pkt/s "
+                      f"delivered, {v['saturated_loss']:.1%} lost", flush=True)
             result["results"][name] = entry
     return result
 
 
+REFERENCE = {
+    "source": "FIDELITY.md (quoted, not measured here)",
+    "bmv2_simple_switch_default_pps": 14_000,
+    "bmv2_simple_switch_nolog_pps": [30_000, 39_000],
+}
+
+
 def plot(result: dict, path: Path) -> bool:
-    """Bar chart of the medians; False (and nothing written) when matplotlib is missing."""
+    """In-process bars and the veth offered/delivered curves; False when matplotlib is missing."""
     try:
         import matplotlib
 
@@ -282,19 +343,40 @@ def plot(result: dict, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    labels, values = [], []
-    for name, entry in result["results"].items():
-        for mode in ("inprocess", "veth"):
-            if mode in entry:
-                labels.append(f"{name}\n{mode}")
-                values.append(entry[mode]["median_pps"])
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    bars = ax.bar(labels, values, color=["#4c72b0", "#dd8452"] * len(result["results"]))
-    ax.bar_label(bars, fmt="%.0f")
-    ax.set_ylabel("packets / s (median)")
-    ax.margins(y=0.15)
+    res = result["results"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [1, 2]})
+    names = [n for n in res if "inprocess" in res[n]]
+    bars = ax1.bar(names, [res[n]["inprocess"]["median_pps"] for n in names], color="#4c72b0")
+    ax1.bar_label(bars, fmt="%.0f")
+    ax1.set_title("in-process (engine only)")
+    ax1.set_ylabel("packets / s (median)")
+    ax1.margins(y=0.15)
+    top = 0.0
+    for name, color in zip(res, ["#dd8452", "#55a868", "#c44e52"], strict=False):
+        v = res[name].get("veth")
+        if v is None:
+            continue
+        rated = [s for s in v["steps"] if s["target_pps"] != "saturation"]
+        xs = [s["offered_pps"] for s in rated]
+        ax2.plot(xs, [s["delivered_pps"] for s in rated], "o-", color=color,
+                 label=f"{name}: max {v['max_rate_under_1pct_loss_pps']} with <1% loss")
+        sat = v["steps"][-1]
+        ax2.plot([sat["offered_pps"]], [sat["delivered_pps"]], "*", ms=12, color=color,
+                 label=f"{name}: saturated ({sat['loss']:.0%} lost)")
+        top = max(top, *xs, sat["offered_pps"])
+    if top:
+        ax2.plot([0, top], [0, top], ":", color="grey", label="delivered = offered")
+        ax2.axhline(14_000, color="grey", lw=0.8, ls="--")
+        ax2.axhspan(30_000, 39_000, color="grey", alpha=0.12)
+        ax2.text(top * 0.99, 14_500, "BMv2 default (quoted)", ha="right", fontsize=7)
+        ax2.text(top * 0.99, 39_500, "BMv2 no logging (quoted)", ha="right", fontsize=7)
+        ax2.set_xlabel("offered packets / s (open loop)")
+        ax2.set_ylabel("delivered packets / s (median)")
+        ax2.set_title("through veth (softnic run, P4Runtime-installed route)")
+        ax2.legend(fontsize=7, loc="upper left")
     m = result["machine"]
-    ax.set_title(f"softnic forwarding rate ({m['cpus']} CPUs, Python {m['python']})")
+    fig.suptitle(f"softnic forwarding rate - {m['cpus']} CPUs, Python {m['python']}, "
+                 f"commit {m['git_commit']}", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
@@ -306,7 +388,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="p4cache-bench", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="short smoke run (1 repeat, few packets)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--veth-count", type=int, help="frames sent per veth run (default 20000)")
+    ap.add_argument("--veth-count", type=int,
+                    help="frames offered per veth rate step (default 10000, --quick 1000)")
+    ap.add_argument("--rates", type=lambda t: [int(x) for x in t.split(",")],
+                    help="comma-separated offered rates in pkt/s (saturation is always added)")
     ap.add_argument("--inproc-seconds", type=float, default=3.0)
     ap.add_argument("--mode", choices=["inprocess", "veth"], action="append")
     ap.add_argument("--program", choices=sorted(PROGRAMS), action="append")
@@ -315,8 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     settings = Settings(repeats=1 if args.quick else args.repeats,
                         inproc_seconds=0.5 if args.quick else args.inproc_seconds,
-                        inproc_max_packets=200_000,
-                        veth_count=args.veth_count or (2000 if args.quick else 20000))
+                        inproc_max_packets=200_000 if args.quick else 2_000_000,
+                        veth_count=args.veth_count or (1000 if args.quick else 10_000),
+                        veth_rates=args.rates or (QUICK_RATES if args.quick else DEFAULT_RATES))
     modes = args.mode or ["inprocess", "veth"]
     if "veth" in modes and os.geteuid() != 0:
         print("p4cache-bench: the veth mode needs root; running in-process only", file=sys.stderr)

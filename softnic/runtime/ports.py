@@ -274,16 +274,25 @@ class PortSet:
             ep.close()
 
     def _run(self, ep: select.epoll, handler: PacketHandler) -> None:
-        buf = bytearray(RECV_BUF_SIZE)
-        view = memoryview(buf)
+        """The hot loop. Everything it touches per packet is a local variable.
+
+        Per frame the cost is one ``recv`` and one ``send`` system call (each ~2 us here) plus the
+        handler; the Python around them is kept to a few bytecodes: ``recv`` hands back a
+        ``bytes`` object directly (cheaper than ``recv_into`` plus a copy), a socket is drained
+        until EAGAIN (at most ``BATCH`` frames, for fairness) per readiness event, and the
+        per-port state is looked up once per batch, not once per frame.
+        """
         by_fd = self._by_fd
         ports = self.ports
         wake = self._wake_r
         send = self._send
         dontwait = socket.MSG_DONTWAIT
+        size = RECV_BUF_SIZE
+        poll = ep.poll
+        batch = range(BATCH)
         while not self._stopping:
             try:
-                events = ep.poll()
+                events = poll()
             except InterruptedError:
                 continue
             for fd, _ev in events:
@@ -292,26 +301,26 @@ class PortSet:
                 port = by_fd.get(fd)
                 if port is None:
                     continue
-                sock = port.sock
                 st = port.stats
                 pcap_in = port.pcap_in
                 number = port.number
-                for _ in range(BATCH):
+                filter_outgoing = port.filter_outgoing
+                recv = port.sock.recvfrom if filter_outgoing else port.sock.recv
+                for _ in batch:
                     try:
-                        if port.filter_outgoing:
-                            n, addr = sock.recvfrom_into(buf, RECV_BUF_SIZE, dontwait)
+                        if filter_outgoing:
+                            frame, addr = recv(size, dontwait)
                             if addr[2] == PACKET_OUTGOING:
                                 continue
                         else:
-                            n = sock.recv_into(buf, RECV_BUF_SIZE, dontwait)
+                            frame = recv(size, dontwait)
                     except BlockingIOError:
                         break
                     except OSError as exc:  # e.g. ENETDOWN when the interface went away
                         self._rate_limited_error("port %d: receive failed: %s", number, exc)
                         break
-                    frame = bytes(view[:n])
                     st.rx += 1
-                    st.rx_bytes += n
+                    st.rx_bytes += len(frame)
                     if pcap_in is not None:
                         with self._pcap_lock:
                             pcap_in.write(frame)
@@ -320,7 +329,8 @@ class PortSet:
                     except Exception as exc:  # one bad packet must never stop the switch
                         st.handler_errors += 1
                         self._rate_limited_error(
-                            "port %d: error processing a %d-byte packet: %r", number, n, exc)
+                            "port %d: error processing a %d-byte packet: %r",
+                            number, len(frame), exc)
                         continue
                     for egress, data in out:
                         eport = ports.get(egress)
