@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
-from softnic.runtime.exprgen import ExprGen, hexint
+from softnic.runtime.exprgen import ExprGen, Hdr, hexint
 from softnic.runtime.externs import HASH_ALGOS, CounterArray, MeterArray, RegisterArray
 from softnic.runtime.loader import HeaderInfo, Program
 from softnic.runtime.packet import AssertFailed, ParserError
@@ -99,6 +99,9 @@ class Compiled:
     counters: dict[str, CounterArray]
     meters: dict[str, MeterArray]
     hashes: dict[str, Callable] = field(default_factory=dict)
+    # The program changes header validity with add/remove_header or writes packet_length, so
+    # egress must start from the length register rather than the ingress packet_length value.
+    track_len: bool = False
 
 
 def _ind(lines: list[str], n: int = 1) -> list[str]:
@@ -130,6 +133,7 @@ class CodeGen:
         self.sm_plen = self.lay.sm["packet_length"]
         self.sm_espec = self.lay.sm["egress_spec"]
         self.sm_mcast = self.lay.sm["mcast_grp"]
+        self.len_changes = False  # some add_header / remove_header moves the length register
         self.calc_fns: dict[str, str] = {}
         self.hash_fns: set[str] = set()
         self.calc_bodies: dict[str, list[str]] = {}
@@ -208,6 +212,17 @@ class CodeGen:
             fmt += "".join({8: "Q", 4: "I", 2: "H", 1: "B"}[z] for z in sizes)
             pieces.append(sizes)
         return fmt, chunks, pieces
+
+    def header_nbytes(self, h: Hdr) -> str:
+        """Source of a header's size in the packet, in bytes (``_h`` holds its base slot).
+
+        This is what BMv2's add_header / remove_header add to or take from the packet length
+        register; a varbit field counts with its current length.
+        """
+        static = sum(f[1] for f in self.p.header_types[h.htype]["fields"] if f[1] != "*")
+        if h.span == h.nfields + 2:  # varbit: the length slot follows the validity slot
+            return f"(({static} + F[_h + {h.nfields + 1}]) >> 3)"
+        return str(static // 8)
 
     @staticmethod
     def header_bits(h: HeaderInfo) -> str:
@@ -313,13 +328,18 @@ class CodeGen:
             nargs(1)
             h = eg.header(args[0], w)
             zeros = eg.const([0] * h.nfields, "z")
+            self.len_changes = True
             return [f"_h = {h.base}", f"if not F[_h + {h.nfields}]:",
-                    f"    F[_h:_h + {h.nfields}] = {zeros}", f"    F[_h + {h.nfields}] = 1"] + [
+                    f"    F[_h:_h + {h.nfields}] = {zeros}", f"    F[_h + {h.nfields}] = 1",
+                    f"    F[{self.lay.len_reg}] += {self.header_nbytes(h)}"] + [
                         f"F[{vs}] = 0" for vs in h.siblings]
         if op == "remove_header":
             nargs(1)
             h = eg.header(args[0], w)
-            return [f"F[{h.base} + {h.nfields}] = 0"]
+            self.len_changes = True
+            return [f"_h = {h.base}", f"if F[_h + {h.nfields}]:",
+                    f"    F[_h + {h.nfields}] = 0",
+                    f"    F[{self.lay.len_reg}] -= {self.header_nbytes(h)}"]
         if op in ("push", "pop"):
             nargs(2)
             sname = args[0].get("value") if isinstance(args[0], dict) else None
@@ -881,7 +901,9 @@ class CodeGen:
                 raise PipelineLoadError(f"{where}: malformed transition {tr!r}")
             t = tr.get("type", "hexstr")
             nxt = target(tr.get("next_state"))
-            if t == "default" or (t == "hexstr" and tr.get("value") is None):
+            # p4c <= JSON 2.18 wrote the default case as a typeless transition whose value is
+            # the string "default"; BMv2 still accepts that form, so softnic does too.
+            if t == "default" or (t == "hexstr" and tr.get("value") in (None, "default")):
                 out.append(f"return {nxt}, pos")
                 has_default = True
                 break
@@ -977,5 +999,6 @@ def compile_program(prog: Program) -> tuple[Compiled, CodeGen, dict[str, Any]]:
         update_checksums=env[update] if update else None,
         conditions={n: env[f] for n, f in conds.items()},
         key_fns={n: (env[a], env[b]) for n, (a, b) in keys.items()},
-        registers=g.registers, counters=g.counters, meters=g.meters)
+        registers=g.registers, counters=g.counters, meters=g.meters,
+        track_len=g.len_changes or g.sm_plen in g.eg.written)
     return comp, g, env

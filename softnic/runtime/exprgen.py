@@ -77,6 +77,9 @@ class ExprGen:
         self.registers = registers
         self.nparams: int | None = None  # set while compiling an action body
         self.param_widths: list[int] = []  # the action's runtime_data widths
+        # Slots named as assignment targets anywhere in the program: lets the engine skip
+        # per-packet bookkeeping for architecture fields the program never writes.
+        self.written: set[int] = set()
         env.setdefault("_sb", stack_base)
         env.setdefault("_tcm", two_comp_mod)
         env.setdefault("_sat", sat_cast)
@@ -127,6 +130,7 @@ class ExprGen:
         v = node.get("value")
         if t == "field":
             slot = self.lay.field_slot(v)
+            self.written.add(slot)
             return str(slot), self.lay.widths[slot], self.lay.signed[slot]
         if t == "stack_field":
             return self._stack_field(v, ctx)

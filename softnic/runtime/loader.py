@@ -95,6 +95,9 @@ class Layout:
     # standard_metadata field -> slot; fields the program lacks get hidden slots, so the
     # traffic manager can always write them.
     sm: dict[str, int] = field(default_factory=dict)
+    # Hidden slot standing in for BMv2's packet length register (packet register 0): what
+    # egress starts ``packet_length`` from. add_header / remove_header move it.
+    len_reg: int = -1
 
     def new_slot(self, width: int, signed: bool = False, init: int = 0) -> int:
         self.widths.append(width)
@@ -245,6 +248,7 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
     for fname, width in STANDARD_METADATA_FIELDS.items():
         slot = lay.optional_slot("standard_metadata." + fname)
         lay.sm[fname] = slot if slot is not None else lay.new_slot(width)
+    lay.len_reg = lay.new_slot(32)
     return lay, htypes
 
 

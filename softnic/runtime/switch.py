@@ -7,10 +7,22 @@ drop on egress_spec 511, recirculate), all within one ``process_packet`` call.
 
 Choices where BMv2 leaves room (documented here for the users of this class):
 
-* Clones (I2E and E2E) re-enter egress with their bytes re-parsed by the program's parser
-  (I2E: the bytes as ingress last received them; E2E: the bytes the egress deparser produced);
-  all metadata is zero except the clone session's egress_port / egress_rid, instance_type and the
-  preserved field list. Resubmitted and recirculated packets keep the original ingress_port.
+* Clones follow BMv2's ``simple_switch.cpp``. I2E: the bytes ingress received are parsed
+  again with ingress_port set (so a parser that branches on it takes the same path), then all
+  metadata is reset (ingress_port included, as BMv2's ``reset_metadata`` does) and the field
+  list copied in; packet_length in egress is the received size. E2E: the header state the
+  egress pipeline left (before checksum update and deparsing, before the drop check) is copied,
+  metadata reset, the field list copied in; packet_length is the original's. The clone
+  session's egress_port / egress_rid and instance_type are set in both cases.
+* Egress starts with egress_spec = drop_port + 1 truncated to the field width (0 with the
+  default drop port 511) as BMv2's egress thread writes it, so only an egress mark_to_drop
+  drops, and with packet_length taken from BMv2's packet length register: the received size,
+  plus / minus the header sizes of add_header / remove_header calls that changed validity
+  (push / pop do not count, as in BMv2). Multicast replicas carry the ingress register;
+  recirculated packets start from the deparsed size. The register is only kept when the
+  program can make it differ from packet_length.
+* Resubmitted and recirculated packets keep the original ingress_port. This differs from
+  BMv2, whose ``reset_metadata`` leaves ingress_port 0 on them unless a field list keeps it.
 * CPU port: ``Switch(cpu_port=N)``. A packet leaving on N becomes a :class:`PacketIn`: the first
   valid header (in deparser order) whose *header type* is the packet_in controller header is
   removed from the bytes and its fields become ``metadata`` (by field name). ``packet_out``
@@ -133,6 +145,37 @@ class Pipeline:
         self.sobe = prog.errors["StackOutOfBounds"]
         self.ingress_init: Any = None
         self.egress_init: Any = None
+        # BMv2's packet length register: a hidden slot when the program can make it differ
+        # from packet_length (add/remove_header, writes to packet_length); otherwise
+        # packet_length itself, so the common case costs nothing extra per packet.
+        self.track_len = comp.track_len
+        self.len_slot = prog.layout.len_reg if comp.track_len else self.s_plen
+        self.espec_init = 0
+        self.meta_ranges = _metadata_ranges(prog.layout)
+
+
+def _metadata_ranges(lay: Any) -> list[tuple[int, int]]:
+    """Slot ranges holding metadata (everything but packet headers and stack indices).
+
+    BMv2's ``reset_metadata`` zeroes exactly these for clones; resetting them to the template
+    does the same, keeping metadata headers valid.
+    """
+    meta = [True] * len(lay.template)
+    for h in lay.headers.values():
+        if not h.metadata:
+            for i in range(h.base, h.base + h.span):
+                meta[i] = False
+    for st in lay.stacks.values():
+        meta[st.next_slot] = False
+    out: list[tuple[int, int]] = []
+    start = None
+    for i, m in enumerate(meta + [False]):
+        if m and start is None:
+            start = i
+        elif not m and start is not None:
+            out.append((start, i))
+            start = None
+    return out
 
 
 def _json_entry_key(t: Table, mk_list: Any, where: str) -> list[MatchKey | None]:
@@ -215,6 +258,9 @@ class Switch:
         prog = load_program(j)
         comp, _, _ = compile_program(prog)
         pl = Pipeline(prog, comp)
+        # BMv2's egress thread writes drop_port + 1 into egress_spec (truncated to the field
+        # width, i.e. 0 for the default 511), so only an egress mark_to_drop drops.
+        pl.espec_init = (self.drop_port + 1) & ((1 << prog.layout.widths[pl.s_espec]) - 1)
         plen = prog.layout.sm["packet_length"]
         pending: list[tuple[Any, dict]] = []
         for pj in j["pipelines"]:
@@ -525,8 +571,11 @@ class Switch:
         """Run parser + ingress; return the unicast egress job, queue any other copies."""
         f = p.template.copy()
         s = PacketCtx()
+        n = len(data)
         f[p.s_iport] = port
-        f[p.s_plen] = len(data)
+        f[p.s_plen] = n
+        if p.track_len:
+            f[p.len_slot] = n
         f[p.s_itype] = itype
         f[p.s_igts] = now
         if preserved:
@@ -534,7 +583,6 @@ class Switch:
                 f[slot] = v
         if tr is None:
             c = p.comp
-            n = len(data)
             pos = 0
             st = c.parser_init
             try:
@@ -556,7 +604,7 @@ class Switch:
             payload = data[pos:]
             self._pipeline(p, "ingress", f, s, tr)
         if s.clone is not None:
-            self._clone(p, s.clone, data, f, INGRESS_CLONE, work, tr)
+            self._clone_i2e(p, s.clone, data, port, f, work, tr)
         if s.digests:
             for lid in s.digests:
                 lname, flds = p.prog.learn_lists[lid]
@@ -591,6 +639,9 @@ class Switch:
         f[p.s_eport] = eport
         f[p.s_rid] = rid
         f[p.s_egts] = now
+        f[p.s_espec] = p.espec_init
+        if p.track_len:
+            f[p.s_plen] = f[p.len_slot] & 0xFFFFFFFF
         s = PacketCtx()
         if trunc:
             s.truncate = trunc
@@ -600,16 +651,16 @@ class Switch:
                 node = node.apply(f, s)
         else:
             self._pipeline(p, "egress", f, s, tr)
-        c = p.comp
-        if c.update_checksums is not None:
-            c.update_checksums(f, payload)
-        data = c.deparse(f) + payload
-        if s.clone is not None:
-            self._clone(p, s.clone, data, f, EGRESS_CLONE, work, tr)
+        if s.clone is not None:  # BMv2 clones before the drop check and the deparser
+            self._clone_e2e(p, s.clone, f, payload, work, tr)
         if f[p.s_espec] == self.drop_port:
             if tr:
                 tr("Dropping packet at the end of egress")
             return
+        c = p.comp
+        if c.update_checksums is not None:
+            c.update_checksums(f, payload)
+        data = c.deparse(f) + payload
         if s.recirculate is not None:
             if tr:
                 tr("Recirculating packet")
@@ -630,26 +681,63 @@ class Switch:
     def _preserve(p: Pipeline, fl: int, f: list[int]) -> list:
         return [(slot, f[slot]) for slot in p.prog.field_lists.get(fl, []) if slot != p.s_itype]
 
-    def _clone(self, p: Pipeline, clone: tuple[int, int], data: bytes, f: list[int], kind: int,
-               work: deque, tr: Tracer | None) -> None:
-        session, fl = clone
+    def _session(self, session: int, tr: Tracer | None) -> tuple[list, int] | None:
         sess = self._pre.sessions.get(session)
+        if sess is None and tr:
+            tr(f"Clone session {session} is not configured; no clone made")
+        return sess
+
+    @staticmethod
+    def _reset_metadata(p: Pipeline, f: list[int]) -> None:
+        t = p.template
+        for a, b in p.meta_ranges:
+            f[a:b] = t[a:b]
+
+    def _clone_i2e(self, p: Pipeline, clone: tuple[int, int], data: bytes, port: int,
+                   f: list[int], work: deque, tr: Tracer | None) -> None:
+        """Ingress-to-egress clone, as BMv2 makes it: the received bytes are parsed again with
+        ingress_port set (parsers may branch on it), then all metadata is reset, the field
+        list copied in, and the length register set to the size the packet arrived with."""
+        sess = self._session(clone[0], tr)
         if sess is None:
-            if tr:
-                tr(f"Clone session {session} is not configured; no clone made")
             return
         replicas, trunc = sess
-        preserved = self._preserve(p, fl, f)
-        for eport, rid in replicas:
-            f2 = p.template.copy()
-            s2 = PacketCtx()
-            pos = self._parse(p, data, f2, s2, None)
-            for slot, v in preserved:
-                f2[slot] = v
-            f2[p.s_itype] = kind
+        preserved = self._preserve(p, clone[1], f)
+        f2 = p.template.copy()
+        f2[p.s_iport] = port
+        pos = self._parse(p, data, f2, PacketCtx(), None)
+        self._reset_metadata(p, f2)
+        for slot, v in preserved:
+            f2[slot] = v
+        f2[p.s_itype] = INGRESS_CLONE
+        f2[p.len_slot] = len(data)
+        self._enqueue_clones(f2, data[pos:], replicas, trunc, clone[0], work, tr)
+
+    def _clone_e2e(self, p: Pipeline, clone: tuple[int, int], f: list[int], payload: bytes,
+                   work: deque, tr: Tracer | None) -> None:
+        """Egress-to-egress clone, as BMv2 makes it: a copy of the header state the egress
+        pipeline left (before the deparser), metadata reset, the field list copied in, and
+        the original's length register."""
+        sess = self._session(clone[0], tr)
+        if sess is None:
+            return
+        replicas, trunc = sess
+        f2 = f.copy()
+        self._reset_metadata(p, f2)
+        for slot, v in self._preserve(p, clone[1], f):
+            f2[slot] = v
+        f2[p.s_itype] = EGRESS_CLONE
+        f2[p.len_slot] = f[p.len_slot] if p.track_len else f[p.s_plen]
+        self._enqueue_clones(f2, payload, replicas, trunc, clone[0], work, tr)
+
+    @staticmethod
+    def _enqueue_clones(f: list[int], payload: bytes, replicas: list, trunc: int, session: int,
+                        work: deque, tr: Tracer | None) -> None:
+        last = len(replicas) - 1
+        for i, (eport, rid) in enumerate(replicas):
             if tr:
                 tr(f"Cloning packet to port {eport} (session {session})")
-            work.append((1, f2, data[pos:], eport, rid, trunc))
+            work.append((1, f if i == last else f.copy(), payload, eport, rid, trunc))
 
     @staticmethod
     def _digest_fields(flds: list[tuple[str, int]], f: list[int]) -> dict[str, int]:
