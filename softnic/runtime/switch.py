@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
+from time import monotonic
 from typing import Any
 
 from softnic.runtime.api import (
@@ -539,21 +539,26 @@ class Switch:
 
     def _run(self, p: Pipeline, port: int, data: bytes, out: list, pins: list, digests: list,
              tr: Tracer | None) -> None:
-        work: deque = deque()
-        now = int((time.monotonic() - self._t0) * 1e6)
+        # a FIFO of further passes (clones, replicas, resubmits); a plain list read with an
+        # index: cheaper to create than a deque, and most packets never add to it
+        work: list = []
+        now = int((monotonic() - self._t0) * 1e6)
         job = self._ingress(p, data, port, NORMAL, None, work, digests, tr, now)
         if job is not None:
             self._egress(p, job, work, out, pins, tr, now)
+        if not work:
+            return
         passes = 1
         copies = 1
-        while work:
-            job = work.popleft()
+        i = 0
+        while i < len(work):
+            job = work[i]
+            i += 1
             if job[0]:  # egress job
                 copies += 1
                 if copies > MAX_COPIES:
                     if tr:
                         tr("Clone/replication limit reached, dropping the remaining copies")
-                    work.clear()
                     return
                 self._egress(p, job, work, out, pins, tr, now)
                 continue
@@ -567,7 +572,7 @@ class Switch:
                 work.append(job)
 
     def _ingress(self, p: Pipeline, data: bytes, port: int, itype: int, preserved: list | None,
-                 work: deque, digests: list, tr: Tracer | None, now: int) -> tuple | None:
+                 work: list, digests: list, tr: Tracer | None, now: int) -> tuple | None:
         """Run parser + ingress; return the unicast egress job, queue any other copies."""
         f = p.template.copy()
         s = PacketCtx()
@@ -633,7 +638,7 @@ class Switch:
             tr(f"Egress port is {espec}")
         return (1, f, payload, espec, 0, s.truncate)
 
-    def _egress(self, p: Pipeline, job: tuple, work: deque, out: list, pins: list,
+    def _egress(self, p: Pipeline, job: tuple, work: list, out: list, pins: list,
                 tr: Tracer | None, now: int) -> None:
         _, f, payload, eport, rid, trunc = job
         f[p.s_eport] = eport
@@ -694,7 +699,7 @@ class Switch:
             f[a:b] = t[a:b]
 
     def _clone_i2e(self, p: Pipeline, clone: tuple[int, int], data: bytes, port: int,
-                   f: list[int], work: deque, tr: Tracer | None) -> None:
+                   f: list[int], work: list, tr: Tracer | None) -> None:
         """Ingress-to-egress clone, as BMv2 makes it: the received bytes are parsed again with
         ingress_port set (parsers may branch on it), then all metadata is reset, the field
         list copied in, and the length register set to the size the packet arrived with."""
@@ -714,7 +719,7 @@ class Switch:
         self._enqueue_clones(f2, data[pos:], replicas, trunc, clone[0], work, tr)
 
     def _clone_e2e(self, p: Pipeline, clone: tuple[int, int], f: list[int], payload: bytes,
-                   work: deque, tr: Tracer | None) -> None:
+                   work: list, tr: Tracer | None) -> None:
         """Egress-to-egress clone, as BMv2 makes it: a copy of the header state the egress
         pipeline left (before the deparser), metadata reset, the field list copied in, and
         the original's length register."""
@@ -732,7 +737,7 @@ class Switch:
 
     @staticmethod
     def _enqueue_clones(f: list[int], payload: bytes, replicas: list, trunc: int, session: int,
-                        work: deque, tr: Tracer | None) -> None:
+                        work: list, tr: Tracer | None) -> None:
         last = len(replicas) - 1
         for i, (eport, rid) in enumerate(replicas):
             if tr:
