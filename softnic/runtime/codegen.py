@@ -73,6 +73,44 @@ def _pop(f: list[int], bases: tuple[int, ...], nf: int, nx: int, count: int) -> 
     f[nx] = max(0, f[nx] - count)
 
 
+# Parser loop bound. BMv2's parser runs states until one transitions to accept/reject, with no
+# bound, so ``state start { transition start; }`` hangs its packet thread forever. softnic must
+# not hang (the switch lock is held while a packet runs, which would block P4Runtime too), so the
+# states that lie on a cycle of the parse graph count their visits per packet, and when a packet
+# of n bytes has visited them more than PARSER_STEPS_PER_BYTE * (number of looping states) * n +
+# PARSER_STEPS_BASE times, parsing ends with error.ParserTimeout (the core.p4 error meant for
+# this): the packet continues to ingress with standard_metadata.parser_error set, like any other
+# parser error on BMv2. A loop that extracts at least one byte per round ends long before that
+# with PacketTooShort, so only loops that consume nothing can reach the bound.
+PARSER_STEPS_PER_BYTE = 1
+PARSER_STEPS_BASE = 256
+
+
+def _cyclic_states(states: list[dict]) -> set[str]:
+    """Names of the parse states that can reach themselves again (lie on a cycle)."""
+    succ: dict[str, set[str]] = {}
+    for st in states:
+        nxt = set()
+        for tr in st.get("transitions") or []:
+            if isinstance(tr, dict) and isinstance(tr.get("next_state"), str):
+                nxt.add(tr["next_state"])
+        succ[st["name"]] = nxt
+    out = set()
+    for start in succ:
+        seen: set[str] = set()
+        todo = list(succ[start])
+        while todo:
+            cur = todo.pop()
+            if cur == start:
+                out.add(start)
+                break
+            if cur in seen or cur not in succ:
+                continue
+            seen.add(cur)
+            todo.extend(succ[cur])
+    return out
+
+
 @dataclass
 class ActionInfo:
     name: str
@@ -807,12 +845,19 @@ class CodeGen:
             raise PipelineLoadError(f"parser init_state {init!r} is not a parse state")
         sobe = self.p.errors["StackOutOfBounds"]
         nomatch = self.p.errors["NoMatch"]
+        looping = _cyclic_states(states)
+        # Parser loop bound (see PARSER_STEPS_PER_BYTE): only states on a cycle of the state
+        # graph count their visits, so a loop-free parser pays nothing per packet.
+        limit = f"{PARSER_STEPS_PER_BYTE * max(1, len(looping))} * n + {PARSER_STEPS_BASE}"
+        timeout = self.p.errors["ParserTimeout"]
         for st in states:
             sname = st["name"]
             where = f"parse state '{sname}'"
             body: list[str] = []
             if traced:
                 body.append(f"T({'Parser state ' + repr(sname)!r})")
+            if sname in looping:
+                body += ["S.steps += 1", f"if S.steps > {limit}: raise _PE({timeout}, pos)"]
             for op in st.get("parser_ops") or []:
                 o = op.get("op") if isinstance(op, dict) else None
                 args = op.get("parameters") or []
@@ -954,7 +999,7 @@ class CodeGen:
         self.src += [f"def {tup}(F):", f"    return ({', '.join(srcs)}{',' if srcs else ''})", ""]
         parts = []
         shift = 0
-        for src, w in zip(reversed(srcs), reversed(widths), strict=False):
+        for src, w in zip(reversed(srcs), reversed(widths), strict=True):
             parts.append(f"({src} << {shift})" if shift else src)
             shift += w
         self.src += [f"def {kint}(F):", f"    return {' | '.join(parts) if parts else '0'}", ""]

@@ -27,6 +27,13 @@ DEFAULT_ERRORS = {
     "ParserInvalidArgument": 6,
 }
 
+# Load-time limits. BMv2 documents none, but a width or size in the JSON is trusted by the code
+# generator (masks like (1 << w) - 1, lists of `size` cells), so an absurd value would fail or
+# eat memory at run time. p4c's widest types are far below these; softnic refuses anything
+# above them with PipelineLoadError.
+MAX_BITWIDTH = 4096  # bits of any field, action parameter or register cell (BMv2: none)
+MAX_ARRAY_SIZE = 1 << 22  # cells of a register / counter / meter array (BMv2: none)
+
 # v1model's standard_metadata fields and widths (p4c v1model.p4).
 STANDARD_METADATA_FIELDS = {
     "ingress_port": 9, "egress_spec": 9, "egress_port": 9, "instance_type": 32,
@@ -168,6 +175,21 @@ def _need(obj: Any, key: str, kind: type | tuple, where: str) -> Any:
     return val
 
 
+def _width(val: Any, where: str) -> int:
+    if not isinstance(val, int) or isinstance(val, bool) or not 0 <= val <= MAX_BITWIDTH:
+        raise PipelineLoadError(f"{where}: bit width {val!r} is not in 0..{MAX_BITWIDTH}")
+    return val
+
+
+def _size(obj: dict, where: str, default: int | None = None) -> int:
+    val = obj.get("size", default) if isinstance(obj, dict) else None
+    if val is None:
+        raise PipelineLoadError(f"{where}: missing attribute 'size'")
+    if not isinstance(val, int) or isinstance(val, bool) or not 0 <= val <= MAX_ARRAY_SIZE:
+        raise PipelineLoadError(f"{where}: size {val!r} is not in 0..{MAX_ARRAY_SIZE}")
+    return val
+
+
 def _list(obj: dict, key: str) -> list:
     val = obj.get(key, [])
     if val is None:
@@ -192,9 +214,9 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
                 if nvl > 1 or not isinstance(ht.get("max_length"), int):
                     raise PipelineLoadError(f"header type '{name}': a variable-length field "
                                             "needs 'max_length' and must be the only one")
+                _width(ht["max_length"] * 8, f"header type '{name}' max_length")
                 continue
-            if not isinstance(f[1], int) or f[1] < 0:
-                raise PipelineLoadError(f"header type '{name}': bad width for field {f!r}")
+            _width(f[1], f"header type '{name}' field {f[0]!r}")
         htypes[name] = ht
     for h in _list(j, "headers"):
         name = _need(h, "name", str, "headers[]")
@@ -282,7 +304,8 @@ def load_program(j: Any) -> Program:
         aid = _need(a, "id", int, f"action '{name}'")
         _need(a, "primitives", list, f"action '{name}'")
         for rd in a.get("runtime_data", []) or []:
-            _need(rd, "bitwidth", int, f"action '{name}' runtime_data")
+            _width(_need(rd, "bitwidth", int, f"action '{name}' runtime_data"),
+                   f"action '{name}' runtime_data")
         actions_by_id[aid] = a
         actions_by_name.setdefault(name, a)
 
@@ -314,11 +337,14 @@ def load_program(j: Any) -> Program:
     calcs = by_name("calculations")
     registers = by_name("register_arrays")
     for name, r in registers.items():
-        _need(r, "size", int, f"register '{name}'")
-        _need(r, "bitwidth", int, f"register '{name}'")
+        _size(r, f"register '{name}'")
+        _width(_need(r, "bitwidth", int, f"register '{name}'"), f"register '{name}'")
     counters = by_name("counter_arrays")
+    for name, c in counters.items():
+        _size(c, f"counter '{name}'", 0)
     meters = by_name("meter_arrays")
     for name, m in meters.items():
+        _size(m, f"meter '{name}'", 0)
         if m.get("type", "bytes") not in ("bytes", "packets"):
             raise PipelineLoadError(f"meter '{name}': bad type {m.get('type')!r}")
     if _list(j, "parse_vsets"):

@@ -32,3 +32,4 @@ class PacketCtx:
     digests: tuple[int, ...] = ()  # learn list ids, in call order
     truncate = 0
     logs: list[str] | None = None  # log_msg output, collected only when tracing
+    steps = 0  # visits of looping parse states (codegen's parser loop bound)

@@ -21,8 +21,11 @@ Choices where BMv2 leaves room (documented here for the users of this class):
   (push / pop do not count, as in BMv2). Multicast replicas carry the ingress register;
   recirculated packets start from the deparsed size. The register is only kept when the
   program can make it differ from packet_length.
-* Resubmitted and recirculated packets keep the original ingress_port. This differs from
-  BMv2, whose ``reset_metadata`` leaves ingress_port 0 on them unless a field list keeps it.
+* Resubmitted and recirculated packets start ingress with all metadata reset, as BMv2's
+  ``simple_switch.cpp`` does (``reset_metadata`` before the field list copy; its ingress thread
+  never writes ingress_port again): ingress_port is 0 unless the preserved field list holds
+  it. An I2E clone made on such a pass is still parsed with the port the packet arrived on
+  (BMv2 takes that one from the packet object, not from the PHV).
 * CPU port: ``Switch(cpu_port=N)``. A packet leaving on N becomes a :class:`PacketIn`: the first
   valid header (in deparser order) whose *header type* is the packet_in controller header is
   removed from the bytes and its fields become ``metadata`` (by field name). ``packet_out``
@@ -32,17 +35,27 @@ Choices where BMv2 leaves room (documented here for the users of this class):
   does, a header type whose name contains ``packet_in`` / ``packet_out`` is used.
 * Thread safety: one lock serialises packets and every control-plane call, so a table update is
   atomic with respect to packets.
-* A packet that makes the engine fail (``assert`` primitive, a bug) is dropped and reported to
-  the trace callback; ``process_packet`` never raises.
+* A packet that makes the engine fail (``assert`` primitive, a bug) is dropped, counted in
+  ``Switch.stats`` (``assert_failures`` / ``engine_errors``), reported to the trace callback and
+  logged as a warning on logger ``softnic.switch`` at most once per second;
+  ``process_packet`` never raises.
+* Parser loops: BMv2's parser has no loop bound (``state start { transition start; }`` hangs
+  its packet thread). softnic ends parsing with ``error.ParserTimeout`` once the states that lie
+  on a cycle of the parse graph were visited more than (looping states) * length + 256 times for
+  one packet (``codegen.PARSER_STEPS_*``); ingress then runs with parser_error set, as for any
+  parser error. Loop-free parsers carry no counter. A control flow graph with a cycle (never
+  emitted by p4c) is refused at load time, so every per-packet loop is bounded.
 * Resubmit / recirculate loops are cut after 32 ingress passes and clone storms (an egress that
   clones its own clones) after 256 egress passes per received packet; BMv2 would loop forever.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from time import monotonic
 from typing import Any
 
@@ -61,14 +74,26 @@ from softnic.runtime.codegen import DROP_PORT, Compiled, compile_program
 from softnic.runtime.exprgen import hexint
 from softnic.runtime.externs import Meter
 from softnic.runtime.loader import Program, load_program
-from softnic.runtime.packet import PacketCtx, ParserError
+from softnic.runtime.packet import AssertFailed, PacketCtx, ParserError
 from softnic.runtime.pre import PacketReplicationEngine
 from softnic.runtime.tables import Entry, Table
 from softnic.runtime.trace import Tracer
 
 MAX_PASSES = 32  # ingress passes (resubmit / recirculate) per received packet
 MAX_COPIES = 256  # egress passes (clones, replicas) per received packet
+ENGINE_ERROR_LOG_INTERVAL = 1.0  # seconds between two engine-error warnings in the log
+log = logging.getLogger("softnic.switch")
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 4, 5, 6
+
+
+@dataclass
+class SwitchStats:
+    """Packets the engine could not process; tests assert these stay 0 on any input."""
+
+    engine_errors: int = 0  # unexpected exceptions: softnic bugs
+    assert_failures: int = 0  # assert / assume primitives that failed
+    last_error: str = ""
+    last_warning: float = float("-inf")
 
 
 class TableNode:
@@ -152,6 +177,11 @@ class Pipeline:
         self.len_slot = prog.layout.len_reg if comp.track_len else self.s_plen
         self.espec_init = 0
         self.meta_ranges = _metadata_ranges(prog.layout)
+        self.error_names = {code: name for name, code in prog.errors.items()}
+
+    def error_name(self, code: int) -> str:
+        """The P4 name of an error code, from the JSON ``errors`` table (as BMv2 logs it)."""
+        return self.error_names.get(code, f"error {code}")
 
 
 def _metadata_ranges(lay: Any) -> list[tuple[int, int]]:
@@ -178,11 +208,48 @@ def _metadata_ranges(lay: Any) -> list[tuple[int, int]]:
     return out
 
 
+def _successors(n: Any) -> list[Any]:
+    if isinstance(n, CondNode):
+        out = [n.true_next, n.false_next]
+    elif isinstance(n, ActionCallNode):
+        out = [n.next]
+    else:
+        out = [n.base_next, *(n.hit_miss or ()), *n.next_by_action.values()]
+    return [x for x in out if x is not None]
+
+
+def _check_acyclic(pl: Pipeline) -> None:
+    """Refuse a control graph with a cycle: a packet would walk it forever under the lock.
+
+    p4c never emits one (P4 controls have no loops), so this only catches hand-made JSON; with
+    it, every ingress / egress pass visits each node at most once.
+    """
+    state: dict[int, int] = {}  # id(node) -> 1 on the DFS path, 2 done
+    for root in pl.nodes.values():
+        if id(root) in state:
+            continue
+        stack = [(root, iter(_successors(root)))]
+        state[id(root)] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[id(node)] = 2
+                stack.pop()
+                continue
+            mark = state.get(id(nxt))
+            if mark == 1:
+                raise PipelineLoadError(f"control flow loops back to node '{nxt.name}'")
+            if mark is None:
+                state[id(nxt)] = 1
+                stack.append((nxt, iter(_successors(nxt))))
+
+
 def _json_entry_key(t: Table, mk_list: Any, where: str) -> list[MatchKey | None]:
     if not isinstance(mk_list, list) or len(mk_list) != len(t.kinds):
         raise PipelineLoadError(f"{where}: match_key does not fit the table key")
     out: list[MatchKey | None] = []
-    for kind, mk in zip(t.kinds, mk_list, strict=False):
+    for kind, mk in zip(t.kinds, mk_list, strict=True):
         if not isinstance(mk, dict):
             raise PipelineLoadError(f"{where}: malformed match_key {mk!r}")
         if kind == "valid":
@@ -219,6 +286,8 @@ class Switch:
         self._ctrl_explicit = False
         self._t0 = time.monotonic()
         self._pkt_id = 0
+        self.stats = SwitchStats()
+        self._rx_port = 0
 
     # ------------------------------------------------------------------ pipeline loading
     def load_json(self, bmv2_json: dict) -> None:
@@ -228,6 +297,9 @@ class Switch:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
             raise PipelineLoadError(f"malformed BMv2 JSON: {type(e).__name__}: {e}") from e
+        except Exception as e:  # a check the loader lacks: still a load failure, never a crash
+            raise PipelineLoadError(
+                f"BMv2 JSON not loadable (unexpected {type(e).__name__}: {e})") from e
         with self._lock:
             self._p = pl
             if not self._ctrl_explicit:
@@ -314,6 +386,7 @@ class Switch:
             pl.inits.setdefault(name, None)
         pl.ingress_init = pl.inits["ingress"]
         pl.egress_init = pl.inits["egress"]
+        _check_acyclic(pl)
         return pl
 
     def _build_table(self, prog: Program, comp: Compiled, tj: dict, plen: int) -> TableNode:
@@ -333,7 +406,7 @@ class Switch:
         if len(names) != len(ids):
             raise PipelineLoadError(f"{where}: 'actions' and 'action_ids' differ in length")
         actions = {}
-        for an, aid in zip(names, ids, strict=False):
+        for an, aid in zip(names, ids, strict=True):
             if aid not in comp.actions:
                 raise PipelineLoadError(f"{where}: unknown action id {aid}")
             actions[an] = comp.actions[aid]
@@ -435,8 +508,7 @@ class Switch:
                     data = bytes(data)
                 self._run(p, port, data, out, pins, digests, tr)
             except Exception as e:  # never let a packet take the port thread down
-                if tr:
-                    tr(f"Packet dropped: engine error {type(e).__name__}: {e}")
+                self._engine_error(e, port, tr)
         # callbacks run outside the lock, so they may call back into the switch
         if digests and self._digest_cb is not None:
             for d in digests:
@@ -445,6 +517,27 @@ class Switch:
             for pi in pins:
                 self._packet_in_cb(pi)
         return out
+
+    def _engine_error(self, e: Exception, port: int, tr: Tracer | None) -> None:
+        """Count a packet the engine failed on and say so, at most once per second in the log.
+
+        An ``assert`` primitive that fails is the program's doing (BMv2 aborts the whole
+        process), so it is counted apart from real engine errors, which are softnic bugs.
+        """
+        st = self.stats
+        if isinstance(e, AssertFailed):
+            st.assert_failures += 1
+        else:
+            st.engine_errors += 1
+        st.last_error = f"{type(e).__name__}: {e}"
+        if tr:
+            tr(f"Packet dropped: engine error {st.last_error}")
+        now = monotonic()
+        if now - st.last_warning >= ENGINE_ERROR_LOG_INTERVAL:
+            st.last_warning = now
+            log.warning("packet from port %d dropped: engine error %s (%d engine errors, "
+                        "%d assert failures so far)", port, st.last_error,
+                        st.engine_errors, st.assert_failures, exc_info=e)
 
     def packet_out(self, data: bytes, metadata: dict[str, int]) -> list[tuple[int, bytes]]:
         with self._lock:
@@ -485,9 +578,11 @@ class Switch:
             f[p.sm["parser_error"]] = e.code
             pos = e.pos
             if tr:
-                tr(f"Parser error {e.code} at byte {pos}")
+                tr(f"Exception while parsing: {p.error_name(e.code)} (at byte {pos})")
         except IndexError:
-            f[p.sm["parser_error"]] = p.prog.errors["StackOutOfBounds"]
+            f[p.sm["parser_error"]] = p.sobe
+            if tr:
+                tr("Exception while parsing: StackOutOfBounds")
         if tr:
             tr(f"Parser 'parser': end; bytes parsed: {pos}")
         if c.verify_checksums is not None:
@@ -543,6 +638,7 @@ class Switch:
         # index: cheaper to create than a deque, and most packets never add to it
         work: list = []
         now = int((monotonic() - self._t0) * 1e6)
+        self._rx_port = port  # the arrival port, for every pass of this packet (see _egress)
         job = self._ingress(p, data, port, NORMAL, None, work, digests, tr, now)
         if job is not None:
             self._egress(p, job, work, out, pins, tr, now)
@@ -583,8 +679,9 @@ class Switch:
             f[p.len_slot] = n
         f[p.s_itype] = itype
         f[p.s_igts] = now
-        if preserved:
-            for slot, v in preserved:
+        if itype:  # resubmit / recirculate: BMv2 reset all metadata, ingress_port included
+            f[p.s_iport] = 0
+            for slot, v in preserved:  # type: ignore[union-attr]
                 f[slot] = v
         if tr is None:
             c = p.comp
@@ -669,7 +766,7 @@ class Switch:
         if s.recirculate is not None:
             if tr:
                 tr("Recirculating packet")
-            work.append((0, data, f[p.s_iport], RECIRC, self._preserve(p, s.recirculate, f)))
+            work.append((0, data, self._rx_port, RECIRC, self._preserve(p, s.recirculate, f)))
             return
         if s.truncate and len(data) > s.truncate:
             data = data[:s.truncate]

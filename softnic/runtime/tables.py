@@ -120,7 +120,7 @@ class Table:
         ident = []
         value = mask = 0
         ranges = []
-        for i, (kind, w, mk) in enumerate(zip(self.kinds, self.widths, key, strict=False)):
+        for i, (kind, w, mk) in enumerate(zip(self.kinds, self.widths, key, strict=True)):
             full = (1 << w) - 1
             value <<= w
             mask <<= w
@@ -184,7 +184,7 @@ class Table:
         if len(action.params) != len(info.param_widths):
             raise InvalidArgument(f"action '{action.name}' takes {len(info.param_widths)} "
                                   f"parameters, got {len(action.params)}")
-        for p, w in zip(action.params, info.param_widths, strict=False):
+        for p, w in zip(action.params, info.param_widths, strict=True):
             if not 0 <= p < (1 << w):
                 raise InvalidArgument(f"action '{action.name}': parameter {p} exceeds {w} bits")
         e.aid = info.aid

@@ -9,7 +9,8 @@ or as the newer ``port`` bytestring, so reads answer in the spelling that was wr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from p4.v1 import p4runtime_pb2
 
@@ -66,43 +67,42 @@ class PreHandler:
         gid = g.multicast_group_id
         if gid == 0:
             raise invalid("multicast group 0 is reserved")
-        with engine_errors("multicast groups"):
-            exists = gid in self.switch.mc_groups()
-        what = f"multicast group {gid}"
-        if op == Update.INSERT and exists:
-            raise already_exists(f"{what} already exists")
-        if op in (Update.MODIFY, Update.DELETE) and not exists:
-            raise not_found(f"{what} does not exist")
-        if op == Update.DELETE:
-            with engine_errors(what):
-                self.switch.mc_group_delete(gid)
-            self._bytes_ports.discard(("mc", gid))
-            return
-        replicas, as_bytes = _replicas(what, g.replicas)
-        with engine_errors(what):
-            self.switch.mc_group_set(gid, replicas)
-        (self._bytes_ports.add if as_bytes else self._bytes_ports.discard)(("mc", gid))
+        self._write_entry(
+            op, ("mc", gid), f"multicast group {gid}", "multicast groups",
+            lambda: gid in self.switch.mc_groups(), g.replicas,
+            lambda: self.switch.mc_group_delete(gid),
+            lambda reps: self.switch.mc_group_set(gid, reps))
 
     def _write_session(self, op: int, s: p4runtime_pb2.CloneSessionEntry) -> None:
         sid = s.session_id
-        what = f"clone session {sid}"
         if sid == 0:
             raise invalid("clone session 0 is reserved")
-        with engine_errors("clone sessions"):
-            exists = sid in self.switch.clone_sessions()
-        if op == Update.INSERT and exists:
+        self._write_entry(
+            op, ("clone", sid), f"clone session {sid}", "clone sessions",
+            lambda: sid in self.switch.clone_sessions(), s.replicas,
+            lambda: self.switch.clone_session_delete(sid),
+            lambda reps: self.switch.clone_session_set(sid, reps, s.packet_length_bytes))
+
+    def _write_entry(self, op: int, key: tuple[str, int], what: str, kind: str,
+                     exists: Callable[[], bool], replicas_msg: Any,
+                     delete: Callable[[], None], store: Callable[[list], None]) -> None:
+        """INSERT / MODIFY / DELETE of a multicast group or clone session: the same rules
+        (ALREADY_EXISTS / NOT_FOUND) for both kinds of PRE entry."""
+        with engine_errors(kind):
+            present = exists()
+        if op == Update.INSERT and present:
             raise already_exists(f"{what} already exists")
-        if op in (Update.MODIFY, Update.DELETE) and not exists:
+        if op in (Update.MODIFY, Update.DELETE) and not present:
             raise not_found(f"{what} does not exist")
         if op == Update.DELETE:
             with engine_errors(what):
-                self.switch.clone_session_delete(sid)
-            self._bytes_ports.discard(("clone", sid))
+                delete()
+            self._bytes_ports.discard(key)
             return
-        replicas, as_bytes = _replicas(what, s.replicas)
+        replicas, as_bytes = _replicas(what, replicas_msg)
         with engine_errors(what):
-            self.switch.clone_session_set(sid, replicas, s.packet_length_bytes)
-        (self._bytes_ports.add if as_bytes else self._bytes_ports.discard)(("clone", sid))
+            store(replicas)
+        (self._bytes_ports.add if as_bytes else self._bytes_ports.discard)(key)
 
     def read(self, req: p4runtime_pb2.PacketReplicationEngineEntry
              ) -> Iterator[p4runtime_pb2.Entity]:

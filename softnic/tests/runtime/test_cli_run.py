@@ -190,6 +190,15 @@ def test_log_console_traces_packets(topo: Topology, programs) -> None:
     assert rc == 0, err
     assert "port 1: received packet of" in err
     assert "port 1 -> port 2: transmitting" in err
+    # the engine trace, BMv2-like: parser states, the table with its miss (the static program
+    # forwards by default action), the action run, checksum-updated output on port 2
+    for line in ("Processing packet received on port 1", "Parser state 'start'",
+                 "Extracting header 'ethernet'", "Parser state 'parse_ipv4'",
+                 "Pipeline 'ingress': start", "Applying table 'MyIngress.ipv4_lpm'",
+                 "Table 'MyIngress.ipv4_lpm': miss",
+                 "Action entry is MyIngress.ipv4_forward - [", "Egress port is 2",
+                 "Pipeline 'egress': start", "Transmitting packet of size"):
+        assert line in err, line
 
 
 @contextlib.contextmanager

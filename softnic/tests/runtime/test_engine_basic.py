@@ -11,22 +11,16 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from softnic.runtime.api import (
-    ActionCall,
-    AlreadyExists,
-    InvalidArgument,
-    MatchKey,
-    NotFound,
-    TableEntry,
-)
+from softnic.runtime import api
 from softnic.tests.runtime.engine_helpers import load_switch
 
 LPM = "MyIngress.ipv4_lpm"
 FWD = "MyIngress.ipv4_forward"
 
 
-def fwd_entry(prefix: int, plen: int, mac: int, port: int) -> TableEntry:
-    return TableEntry([MatchKey(prefix, prefix_len=plen)], ActionCall(FWD, [mac, port]))
+def fwd_entry(prefix: int, plen: int, mac: int, port: int) -> api.TableEntry:
+    return api.TableEntry([api.MatchKey(prefix, prefix_len=plen)],
+                          api.ActionCall(FWD, [mac, port]))
 
 
 def pkt(dst: str = "10.1.1.1", ttl: int = 64, **kw: object) -> Ether:
@@ -95,6 +89,7 @@ def test_ip_options_are_payload_and_preserved(sw):
 def test_bad_input_never_raises(sw, data):
     out = sw.process_packet(1, data)
     assert all(isinstance(port, int) and isinstance(b, bytes) for port, b in out)
+    assert sw.stats.engine_errors == 0, sw.stats.last_error
 
 
 def test_truncated_ipv4_is_forwarded_unparsed_with_parser_error(sw):
@@ -112,24 +107,27 @@ def test_random_garbage_fuzz(sw):
         if n > 13 and rnd.random() < 0.5:
             data = data[:12] + b"\x08\x00" + data[14:]
         sw.process_packet(rnd.randrange(8), data)
+    assert sw.stats.engine_errors == 0, sw.stats.last_error
+    assert sw.stats.assert_failures == 0
 
 
 def test_table_api_errors_and_readback(sw):
-    with pytest.raises(AlreadyExists):
+    with pytest.raises(api.AlreadyExists):
         sw.table_add(LPM, fwd_entry(0x0A000000, 8, 1, 1))
-    with pytest.raises(NotFound):
+    with pytest.raises(api.NotFound):
         sw.table_modify(LPM, fwd_entry(0x0B000000, 8, 1, 1))
-    with pytest.raises(InvalidArgument):
+    with pytest.raises(api.InvalidArgument):
         sw.table_add(LPM, fwd_entry(0x0B000000, 8, 1 << 48, 1))  # mac wider than 48 bits
-    with pytest.raises(InvalidArgument):
-        sw.table_add(LPM, TableEntry([MatchKey(1, prefix_len=8)], ActionCall("nope", [])))
-    with pytest.raises(NotFound):
+    with pytest.raises(api.InvalidArgument):
+        sw.table_add(LPM, api.TableEntry([api.MatchKey(1, prefix_len=8)],
+                                         api.ActionCall("nope", [])))
+    with pytest.raises(api.NotFound):
         sw.table_add("no.such.table", fwd_entry(0, 0, 0, 0))
     entries = sw.table_entries(LPM)
     assert sorted(e.key[0].prefix_len for e in entries) == [8, 24]
     sw.table_modify(LPM, fwd_entry(0x0A010100, 24, 0x112233445566, 9))
     assert sw.process_packet(1, bytes(pkt()))[0][0] == 9
-    sw.table_delete(LPM, [MatchKey(0x0A010100, prefix_len=24)], 0)
+    sw.table_delete(LPM, [api.MatchKey(0x0A010100, prefix_len=24)], 0)
     assert sw.process_packet(1, bytes(pkt()))[0][0] == 2
     sw.table_clear(LPM)
     assert sw.table_entries(LPM) == []
@@ -137,8 +135,8 @@ def test_table_api_errors_and_readback(sw):
 
 
 def test_default_action_set_get_reset(sw):
-    assert sw.table_get_default(LPM) == ActionCall("MyIngress.drop", [])
-    sw.table_set_default(LPM, ActionCall(FWD, [0xAABBCCDDEEFF, 6]))
+    assert sw.table_get_default(LPM) == api.ActionCall("MyIngress.drop", [])
+    sw.table_set_default(LPM, api.ActionCall(FWD, [0xAABBCCDDEEFF, 6]))
     out = sw.process_packet(1, bytes(pkt("172.16.0.1")))
     assert out[0][0] == 6 and out[0][1][:6] == bytes.fromhex("aabbccddeeff")
     sw.table_reset_default(LPM)
@@ -171,7 +169,7 @@ def test_table_updates_are_atomic_with_packets(sw):
             i = 0
             while not stop.is_set():
                 sw.table_add(LPM, fwd_entry(0x0A010101, 32, 1, 5))
-                sw.table_delete(LPM, [MatchKey(0x0A010101, prefix_len=32)], 0)
+                sw.table_delete(LPM, [api.MatchKey(0x0A010101, prefix_len=32)], 0)
                 i += 1
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)

@@ -261,9 +261,16 @@ def test_counters(ready) -> None:
     dc.table_entry.ClearField("action")
     [d] = c.read(pb.Entity(direct_counter_entry=dc))
     assert d.direct_counter_entry.data.packet_count == 2
-    oor = pb.CounterEntry(counter_id=fx.C_INGRESS, index=pb.Index(index=99))
-    assert rpc_code(lambda: c.read(pb.Entity(counter_entry=oor))) == \
-        grpc.StatusCode.OUT_OF_RANGE
+    # index is an int64 in the proto: past the end and negative are both OUT_OF_RANGE (the spec's
+    # code for an index outside the array), never an empty answer
+    for bad in (99, 16, -1, -(2 ** 63)):
+        oor = pb.CounterEntry(counter_id=fx.C_INGRESS, index=pb.Index(index=bad))
+        assert rpc_code(lambda oor=oor: c.read(pb.Entity(counter_entry=oor))) == \
+            grpc.StatusCode.OUT_OF_RANGE
+    neg = pb.CounterEntry(counter_id=fx.C_INGRESS, index=pb.Index(index=-1))
+    assert write_codes(c, update("MODIFY", "counter_entry", neg)) == [code_pb2.OUT_OF_RANGE]
+    with pytest.raises(IndexError):  # the engine API refuses it too (no Python wrap-around)
+        sw.counter_read("MyIngress.c_ingress", -1)
     w = pb.CounterEntry(counter_id=fx.C_INGRESS, index=pb.Index(index=5))
     w.data.packet_count, w.data.byte_count = 11, 1100
     c.write(update("MODIFY", "counter_entry", w))
