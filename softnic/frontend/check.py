@@ -21,6 +21,7 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.desugar import always_returns, walk
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
@@ -119,6 +120,17 @@ def mask(width: int) -> int:
     return (1 << width) - 1
 
 
+# p4c's DefaultP4CConfiguration::maximumWidthSupported(): widths of bit<>, int<> and varbit<>
+# above this are refused (ir/configuration.h). It also keeps our big-int arithmetic cheap.
+MAX_WIDTH = 2048
+
+
+def check_width(node: ast.Node, width: int, kind: str) -> None:
+    """Refuse absurd widths up front, with p4c's message, before anything allocates by them."""
+    if width > MAX_WIDTH:
+        raise err(node, f"{kind}<{width}>: Compiler only supports widths up to {MAX_WIDTH}")
+
+
 class Checker:
     def __init__(self, prog: ast.Program) -> None:
         self.prog = prog
@@ -136,6 +148,7 @@ class Checker:
         self._cur_action: list[str] = []
         self.table_syms: dict[str, Sym] = {}
         self.decl_syms: dict[int, Sym] = {}  # id(Param/VarDecl/instance/action/table) -> Sym
+        self.warnings: list[CompileWarning] = []
 
     # ------------------------------------------------------------------ entry
 
@@ -143,7 +156,10 @@ class Checker:
         for d in self.prog.decls:
             self.declare_top(d)
         if self.main is None:
-            raise err(self.prog, "No main package instantiation found")
+            # No position, as p4c: the program's first declaration is in core.p4, not a place
+            # the user can fix anything.
+            raise CompileError(None, "No main package instantiation found; declare one, e.g. "
+                               "'V1Switch(MyParser(), ..., MyDeparser()) main;'")
 
     def error_value(self, name: str) -> int:
         return self.errors.index(name)
@@ -264,6 +280,7 @@ class Checker:
         t = self.resolve_type(d.type, scope)
         vt = self.type_of(d.value, scope, t)
         self.assignable(vt, t, d.value)
+        self.fit_literal(d.value, t)
         v = self.const_eval(d.value, scope)
         if v is None:
             raise err(d.value, f"{show_expr(d.value)}: Cannot evaluate initializer for constant")
@@ -320,11 +337,13 @@ class Checker:
             w = self.const_eval(t.width, scope)
             if not isinstance(w, int) or w <= 0 or (t.signed and w < 2 and False):
                 raise err(t, f"{show_expr(t.width)}: width must be a positive constant")
+            check_width(t, w, "int" if t.signed else "bit")
             return BitT(w, t.signed)
         if isinstance(t, ast.VarbitType):
             w = self.const_eval(t.max_width, scope)
             if not isinstance(w, int) or w <= 0:
                 raise err(t, "varbit width must be a positive constant")
+            check_width(t, w, "varbit")
             return VarbitT(w)
         if isinstance(t, ast.BoolType):
             return BoolT()
@@ -378,7 +397,7 @@ class Checker:
     def const_eval(self, e: ast.Expr, scope: Scope) -> Any:
         """Fold a compile-time constant (int or bool); None when not constant."""
         if isinstance(e, ast.IntLiteral):
-            return e.value
+            return self.consts.get(id(e), e.value)
         if isinstance(e, ast.BoolLiteral):
             return e.value
         if isinstance(e, ast.PathExpr):
@@ -421,15 +440,7 @@ class Checker:
             return v
         if isinstance(e, ast.Cast):
             v = self.const_eval(e.expr, scope)
-            if v is None:
-                return None
-            t = self.types.get(id(e))
-            if isinstance(t, BitT):
-                v = int(v)
-                return v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
-            if isinstance(t, BoolT):
-                return bool(v)
-            return v
+            return None if v is None else fold_cast(v, self.types.get(id(e)))
         if isinstance(e, ast.Ternary):
             c = self.const_eval(e.cond, scope)
             if c is None:
@@ -467,6 +478,8 @@ class Checker:
             if e.width is not None:
                 if e.width <= 0:
                     raise err(e, "literal width must be positive")
+                check_width(e, e.width, "int" if e.signed else "bit")
+                self.fit_literal(e, BitT(e.width, e.signed))
                 return BitT(e.width, e.signed)
             return InfIntT()
         if isinstance(e, ast.BoolLiteral):
@@ -652,6 +665,7 @@ class Checker:
             if not isinstance(a, BitT) or not isinstance(b, BitT):
                 raise err(e, f"{show_expr(e)}: ++ needs operands with known widths, got "
                           f"{a.show()} and {b.show()}")
+            check_width(e, a.width + b.width, f"{show_expr(e)}: bit")
             return BitT(a.width + b.width, a.signed)
         if op in ("<<", ">>"):
             a = self.type_of(e.left, scope, expected)
@@ -692,6 +706,10 @@ class Checker:
                 if not isinstance(t, (BitT, InfIntT)):
                     raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
             t = self.unify_operands(a, b, e)
+            if op in ("/", "%") and self.const_eval(e.right, scope) == 0:
+                # p4c's constant folder refuses these; BMv2 would fault at run time.
+                what = "Division" if op == "/" else "Modulo"
+                raise err(e, f"{show_expr(e)}: {what} by zero")
             if op in ("/", "%") and isinstance(t, BitT) and t.signed:
                 raise err(e, f"{show_expr(e)}: division of signed values is unsupported")
             if op in ("|+|", "|-|") and isinstance(t, InfIntT):
@@ -724,6 +742,19 @@ class Checker:
         return dst
 
     # ------------------------------------------------------------------ assignment rules
+
+    def fit_literal(self, e: ast.Expr, t: PType) -> None:
+        """An integer literal stored into ``t`` keeps only ``t``'s bits. Like p4c we warn and
+        record the truncated value, so the JSON never carries a constant wider than its field."""
+        if not (isinstance(e, ast.IntLiteral) and isinstance(t, BitT)):
+            return
+        v = fit(e.value, t)
+        if v != e.value:
+            text = e.text or str(e.value)
+            w = CompileWarning(e.loc, f"{text}: value does not fit in {t.width} bits")
+            if w not in self.warnings:
+                self.warnings.append(w)
+            self.consts[id(e)] = v
 
     def assignable(self, src: PType, dst: PType, node: ast.Node) -> None:
         if src == dst or isinstance(src, DontCareT):
@@ -894,15 +925,15 @@ class Checker:
         c = fitting[0]
         tscope = scope.child()
         for n, t in outer.items():
-            tscope.declare(Sym("type", n, t))
+            tscope.bind(Sym("type", n, t))
         tparams = list(getattr(c, "type_params", []) or [])
         for tp in tparams:
-            tscope.declare(Sym("type", tp, TypeVarT(tp)))
+            tscope.bind(Sym("type", tp, TypeVarT(tp)))
         if type_args:
             if len(type_args) != len(tparams):
                 raise err(node, f"{what}: expected {len(tparams)} type arguments")
             for tp, ta in zip(tparams, type_args, strict=False):
-                tscope.declare(Sym("type", tp, self.resolve_type(ta, scope)))
+                tscope.bind(Sym("type", tp, self.resolve_type(ta, scope)))
         params = [
             ParamT(p.name, p.direction, self.resolve_type(p.type, tscope), p.default is not None)
             for p in c.params
@@ -991,6 +1022,7 @@ class Checker:
                           " on this target")
             rt = self.type_of(s.rhs, scope, lt)
             self.assignable(rt, lt, s)
+            self.fit_literal(s.rhs, lt)
             if ctx == "action" and contains_side_effect_in_ternary(s.rhs, self):
                 raise err(s, CONDITIONAL_IN_ACTION)
         elif isinstance(s, ast.CallStmt):
@@ -1021,6 +1053,7 @@ class Checker:
             if s.init is not None:
                 it = self.type_of(s.init, scope, t)
                 self.assignable(it, t, s.init)
+                self.fit_literal(s.init, t)
             vsym = Sym("var", s.name, t, s, direction="inout")
             scope.declare(vsym)
             self.decl_syms[id(s)] = vsym
@@ -1459,6 +1492,20 @@ def subst(t: PType, b: dict[str, PType]) -> PType:
 def wrap_signed(v: int, width: int) -> int:
     v &= mask(width)
     return v - (1 << width) if v >> (width - 1) else v
+
+
+def fit(v: int, t: BitT) -> int:
+    """``v`` as a value of ``t``: the low bits, read as two's complement when signed."""
+    return wrap_signed(v, t.width) if t.signed else v & mask(t.width)
+
+
+def fold_cast(v: Any, t: PType | None) -> Any:
+    """The compile-time value of casting constant ``v`` to ``t``."""
+    if isinstance(t, BitT):
+        return fit(int(v), t)
+    if isinstance(t, BoolT):
+        return bool(v)
+    return v
 
 
 def fold_binary(op: str, a: Any, b: Any) -> Any:

@@ -9,14 +9,18 @@ compile; a caller that wants them passes a list as ``warnings`` and they are app
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker
 from softnic.frontend.desugar import desugar
 from softnic.frontend.diagnostics import CompileWarning
+from softnic.frontend.errors import CompileError
 from softnic.frontend.lower import Program
 from softnic.frontend.resources import ProgramResources
+
+RECURSION_LIMIT = 20000
 
 
 def compile_program(
@@ -31,6 +35,7 @@ def compile_program(
     lowering = Program(chk, program_name)
     bmv2_json = lowering.run()
     if warnings is not None:
+        warnings.extend(chk.warnings)
         warnings.extend(lowering.warnings)
     return bmv2_json, lowering.resources
 
@@ -47,4 +52,14 @@ def compile_file(
 
     p = os.fspath(path)
     text = preprocess(p, list(include_dirs), defines or {})
-    return compile_program(parse_program(text, p), p, warnings)
+    # The passes recurse over the tree; the parser bounds its depth (MAX_NESTING), and this
+    # limit leaves every pass room for that depth. A RecursionError past both is still a user
+    # error (a program we cannot handle), not a crash.
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, RECURSION_LIMIT))
+    try:
+        return compile_program(parse_program(text, p), p, warnings)
+    except RecursionError:
+        raise CompileError(None, f"{p}: program nesting too deep for softnic") from None
+    finally:
+        sys.setrecursionlimit(old_limit)

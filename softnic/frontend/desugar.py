@@ -71,27 +71,43 @@ def walk(node: Any) -> Iterator[Any]:
         yield from walk(c)
 
 
-def transform(node: Any, fn: Callable[[Any], Any]) -> Any:
-    """Rebuild ``node`` bottom-up in place: each child is replaced by ``fn(child)``."""
-    if not is_dataclass(node):
-        return node
+def map_children(node: Any, fn: Callable[[Any], Any], kind: type = ast.Node) -> None:
+    """Replace, in place, every child of ``node`` that is a ``kind`` (directly, in a list, or in
+    a tuple inside a list) by ``fn(child)``. The one walk every tree rewrite here builds on."""
     for f in fields(node):
         if f.name == "loc":
             continue
         v = getattr(node, f.name)
-        if isinstance(v, ast.Node):
-            setattr(node, f.name, fn(transform(v, fn)))
+        if isinstance(v, kind):
+            setattr(node, f.name, fn(v))
         elif isinstance(v, list):
             out = []
             for x in v:
-                if isinstance(x, ast.Node):
-                    out.append(fn(transform(x, fn)))
+                if isinstance(x, kind):
+                    out.append(fn(x))
                 elif isinstance(x, tuple):
-                    out.append(tuple(fn(transform(y, fn)) if isinstance(y, ast.Node) else y
-                                     for y in x))
+                    out.append(tuple(fn(y) if isinstance(y, kind) else y for y in x))
                 else:
                     out.append(x)
             setattr(node, f.name, out)
+
+
+def take_local_initializers(locals_: list[Any]) -> list[ast.AssignStmt]:
+    """Strip the initializers off a block's local variables and return them as assignments,
+    for the caller to run where the block starts (apply block, start state)."""
+    inits = []
+    for x in locals_:
+        if isinstance(x, ast.VarDecl) and x.init is not None:
+            inits.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init, loc=x.loc))
+            x.init = None
+    return inits
+
+
+def transform(node: Any, fn: Callable[[Any], Any]) -> Any:
+    """Rebuild ``node`` bottom-up in place: each child is replaced by ``fn(child)``."""
+    if not is_dataclass(node):
+        return node
+    map_children(node, lambda child: fn(transform(child, fn)))
     return node
 
 
@@ -517,11 +533,7 @@ class Desugar:
         return transform(node, fn)
 
     def move_control_initializers(self, d: ast.ControlDecl) -> None:
-        inits = []
-        for x in d.locals:
-            if isinstance(x, ast.VarDecl) and x.init is not None:
-                inits.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init, loc=x.loc))
-                x.init = None
+        inits = take_local_initializers(d.locals)
         if inits:
             d.apply = ast.BlockStmt(inits + list(d.apply.stmts), loc=d.apply.loc,
                                     annotations=d.apply.annotations)
@@ -619,17 +631,7 @@ class Desugar:
             return e
         if not is_dataclass(e) or not isinstance(e, ast.Expr):
             return e
-        for f in fields(e):
-            if f.name == "loc":
-                continue
-            v = getattr(e, f.name)
-            if isinstance(v, ast.Expr):
-                setattr(e, f.name, self.hoist(v, funcs, pre, conditional))
-            elif isinstance(v, list):
-                setattr(e, f.name, [self.hoist(x, funcs, pre, conditional)
-                                    if isinstance(x, ast.Expr) else
-                                    (x[0], self.hoist(x[1], funcs, pre, conditional))
-                                    if isinstance(x, tuple) else x for x in v])
+        map_children(e, lambda x: self.hoist(x, funcs, pre, conditional), ast.Expr)
         return e
 
     def inline_call(self, call: ast.Call, f: ast.FunctionDecl, retval: str | None) -> list[Any]:
@@ -659,11 +661,7 @@ class Desugar:
                 tr.select_exprs = [self.hoist(e, self.functions, pre, False)
                                    for e in tr.select_exprs]
                 st.stmts.extend(pre)
-        inits = []
-        for x in d.locals:
-            if isinstance(x, ast.VarDecl) and x.init is not None:
-                inits.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init, loc=x.loc))
-                x.init = None
+        inits = take_local_initializers(d.locals)
         if inits:
             start = next((s for s in d.states if s.name == "start"), None)
             if start is not None:

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.check import Checker, CompileError, err, fold_binary, mask, wrap_signed
+from softnic.frontend.check import (
+    Checker,
+    CompileError,
+    err,
+    fold_binary,
+    fold_cast,
+    mask,
+    wrap_signed,
+)
 from softnic.frontend.layout import (
     DynHeaderLoc,
     FieldLoc,
@@ -132,15 +140,7 @@ class ExprLowerer:
             return v
         if isinstance(e, ast.Cast):
             v = self.const(e.expr)
-            t = self.chk.types.get(id(e))
-            if v is None:
-                return None
-            if isinstance(t, BitT):
-                v = int(v)
-                return v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
-            if isinstance(t, BoolT):
-                return bool(v)
-            return v
+            return None if v is None else fold_cast(v, self.chk.types.get(id(e)))
         if isinstance(e, ast.Slice):
             v = self.const(e.expr)
             if v is None:

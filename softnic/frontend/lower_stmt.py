@@ -501,15 +501,8 @@ class StmtLowerer:
             return [{"type": "hexstr", "value": hexstr(int(c), t.width)["value"],
                      "bitwidth": t.width}]
         loc = self.x.loc(el)
-        if isinstance(loc, FieldLoc):
-            return [field_ref(loc.header, loc.field)]
-        if isinstance(loc, HeaderLoc):
-            return [field_ref(loc.name, fn) for fn, _ in loc.type.fields]
-        if isinstance(loc, StructLoc):
-            out: list[dict[str, Any]] = []
-            for fn, _ in loc.type.fields:
-                out.extend(self.loc_inputs(loc.fields[fn], el))
-            return out
+        if isinstance(loc, (FieldLoc, HeaderLoc, StructLoc)):
+            return self.loc_inputs(loc, el)
         if isinstance(t, (BitT, BoolT, EnumT, ErrorT)):
             tmp = self.prog.layout.add_scalar("tmp", t)
             self.emit_assign(field_ref(tmp.header, tmp.field), self.x.data(el), node)

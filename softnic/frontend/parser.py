@@ -14,6 +14,7 @@ support are rejected with an error naming the construct, never silently dropped.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from softnic.frontend import ast
@@ -43,6 +44,16 @@ _BASE_TYPE_KWS = frozenset(
 _DIRECTIONS = frozenset({"in", "out", "inout"})
 
 
+@dataclass
+class _BlockHeader:
+    """What ``parser NAME<T>(params)(ctor params) {`` and its control twin declare."""
+
+    name: Token
+    type_params: list[str]
+    params: list[ast.Param]
+    ctor_params: list[ast.Param]
+
+
 class _Backtrack(Exception):
     """Raised inside speculative parses when the guess turned out wrong."""
 
@@ -52,11 +63,43 @@ class UnsupportedConstruct(CompileError):
     the program is valid P4 but softnic must refuse it loudly."""
 
 
+# Nesting levels (parenthesised expressions, unary operators, statements) one program may use.
+# Every later pass recurses over the tree too, so the bound is what keeps each of them well inside
+# the recursion limit that ``compile_file`` sets; real programs nest a few levels.
+MAX_NESTING = 1000
+
+
+class NestingTooDeep(UnsupportedConstruct):
+    """The program nests deeper than :data:`MAX_NESTING`; reported where the limit was hit."""
+
+
+def _nested(method: Callable[..., T]) -> Callable[..., T]:
+    """Count one nesting level around a recursive ``parse_*`` method."""
+
+    def wrapper(self: Parser, *args: object) -> T:
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                raise NestingTooDeep(
+                    self.peek().loc,
+                    f"nesting too deep (more than {MAX_NESTING} levels of expressions and "
+                    "statements)",
+                )
+            return method(self, *args)
+        finally:
+            self.depth -= 1
+
+    wrapper.__name__ = method.__name__
+    wrapper.__doc__ = method.__doc__
+    return wrapper
+
+
 class Parser:
     def __init__(self, tokens: list[Token], text: str, type_names: set[str] | None = None) -> None:
         self.toks = tokens
         self.text = text
         self.i = 0
+        self.depth = 0  # current nesting, see MAX_NESTING
         # Names declared as types so far (p4c's TYPE_IDENTIFIER); used to tell casts from
         # parenthesised expressions and for p4c-like error messages.
         self.type_names: set[str] = type_names if type_names is not None else set()
@@ -638,14 +681,21 @@ class Parser:
 
     # ------------------------------------------------------------------ parsers
 
-    def parse_parser(self, annos: list[ast.Annotation]) -> ast.Decl:
-        self.expect_kw("parser")
+    def parse_block_header(
+        self,
+        keyword: str,
+        annos: list[ast.Annotation],
+        type_decl: type[ast.ParserTypeDecl] | type[ast.ControlTypeDecl],
+    ) -> ast.Decl | _BlockHeader:
+        """``parser``/``control`` up to the body's ``{``: both share this header. A ``;``
+        instead of a body makes it a type declaration, which is returned whole."""
+        self.expect_kw(keyword)
         name = self.expect_name()
         self.type_names.add(name.text)
         type_params = self.parse_opt_type_params()
         params = self.parse_params()
         if self.accept_op(";"):
-            return ast.ParserTypeDecl(
+            return type_decl(
                 name=name.text,
                 type_params=type_params,
                 params=params,
@@ -654,6 +704,12 @@ class Parser:
             )
         ctor_params = self.parse_params() if self.at_op("(") else []
         self.expect_op("{")
+        return _BlockHeader(name, type_params, params, ctor_params)
+
+    def parse_parser(self, annos: list[ast.Annotation]) -> ast.Decl:
+        head = self.parse_block_header("parser", annos, ast.ParserTypeDecl)
+        if not isinstance(head, _BlockHeader):
+            return head
         locals_: list[ast.Decl] = []
         states: list[ast.ParserState] = []
         while not self.accept_op("}"):
@@ -666,14 +722,14 @@ class Parser:
             else:
                 locals_.append(self.parse_local_decl(lannos, in_parser=True))
         return ast.ParserDecl(
-            name=name.text,
-            params=params,
-            ctor_params=ctor_params,
+            name=head.name.text,
+            params=head.params,
+            ctor_params=head.ctor_params,
             locals=locals_,
             states=states,
-            type_params=type_params,
+            type_params=head.type_params,
             annotations=annos,
-            loc=name.loc,
+            loc=head.name.loc,
         )
 
     def parse_state(self, annos: list[ast.Annotation]) -> ast.ParserState:
@@ -757,21 +813,9 @@ class Parser:
     # ------------------------------------------------------------------ controls
 
     def parse_control(self, annos: list[ast.Annotation]) -> ast.Decl:
-        self.expect_kw("control")
-        name = self.expect_name()
-        self.type_names.add(name.text)
-        type_params = self.parse_opt_type_params()
-        params = self.parse_params()
-        if self.accept_op(";"):
-            return ast.ControlTypeDecl(
-                name=name.text,
-                type_params=type_params,
-                params=params,
-                annotations=annos,
-                loc=name.loc,
-            )
-        ctor_params = self.parse_params() if self.at_op("(") else []
-        self.expect_op("{")
+        head = self.parse_block_header("control", annos, ast.ControlTypeDecl)
+        if not isinstance(head, _BlockHeader):
+            return head
         locals_: list[ast.Decl] = []
         while True:
             lannos = self.parse_annotations()
@@ -788,14 +832,14 @@ class Parser:
                 locals_.append(self.parse_local_decl(lannos, in_parser=False))
         self.expect_op("}")
         return ast.ControlDecl(
-            name=name.text,
-            params=params,
-            ctor_params=ctor_params,
+            name=head.name.text,
+            params=head.params,
+            ctor_params=head.ctor_params,
             locals=locals_,
             apply=apply,
-            type_params=type_params,
+            type_params=head.type_params,
             annotations=annos,
-            loc=name.loc,
+            loc=head.name.loc,
         )
 
     def parse_local_decl(self, annos: list[ast.Annotation], in_parser: bool) -> ast.Decl:
@@ -950,6 +994,7 @@ class Parser:
             stmts.append(self.parse_statement())
         return ast.BlockStmt(stmts=stmts, annotations=annos or [], loc=lbrace.loc)
 
+    @_nested
     def parse_statement(self) -> ast.Stmt | ast.Decl:
         annos = self.parse_annotations()
         tok = self.peek()
@@ -1046,6 +1091,7 @@ class Parser:
 
     # ------------------------------------------------------------------ expressions
 
+    @_nested
     def parse_expr(self) -> ast.Expr:
         cond = self.parse_binary(0)
         if self.at_op("?"):
@@ -1081,6 +1127,7 @@ class Parser:
             right = self.parse_binary(level + 1)
             left = ast.Binary(op=op, left=left, right=right, loc=left.loc)
 
+    @_nested
     def parse_unary(self) -> ast.Expr:
         tok = self.peek()
         if tok.kind == "OP" and tok.text in ("!", "~", "-", "+"):

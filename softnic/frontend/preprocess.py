@@ -116,7 +116,32 @@ def preprocess(
     if not os.path.isfile(path):
         raise CompileError(None, f"{path}: No such file or directory")
     cmd = cpp_command(path, include_dirs or [], defines or {})
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, check=False)
     if proc.returncode != 0:
-        raise _diagnostic(proc.stderr, path)
-    return restore_columns(proc.stdout)
+        raise _diagnostic(proc.stderr.decode("utf-8", errors="replace"), path)
+    return restore_columns(decode_output(proc.stdout, path))
+
+
+def decode_output(data: bytes, path: str) -> str:
+    """cpp's output as text. P4 source is UTF-8; a byte sequence that is not is reported at its
+    place in the file that holds it (found through cpp's line markers), not as a crash."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    cur_file, cur_line = path, 1
+    for raw in data.split(b"\n"):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            col = len(raw[: e.start].decode("utf-8", errors="replace")) + 1
+            raise CompileError(
+                Loc(cur_file, cur_line, col),
+                f"invalid UTF-8 byte 0x{raw[e.start]:02x}: unexpected character",
+            ) from None
+        m = _MARKER_RE.match(text)
+        if m:
+            cur_file, cur_line = m.group(2), int(m.group(1))
+        else:
+            cur_line += 1
+    raise CompileError(Loc(path, 1, 1), "invalid UTF-8 in source")  # not reached in practice

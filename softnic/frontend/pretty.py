@@ -7,6 +7,7 @@ P4Info carry for table keys (``hdr.ipv4.dstAddr``) and ``source_fragment`` strin
 from __future__ import annotations
 
 from softnic.frontend import ast
+from softnic.frontend.parser import _BINARY_PREC  # the grammar's own precedence table
 
 
 def show_type(t: ast.Type) -> str:
@@ -56,7 +57,7 @@ def show_expr(e: ast.Expr | None) -> str:
     if isinstance(e, ast.Unary):
         return f"{e.op}{show_expr(e.expr)}"
     if isinstance(e, ast.Binary):
-        return f"{show_expr(e.left)} {e.op} {show_expr(e.right)}"
+        return f"{_operand(e.left, e.op, False)} {e.op} {_operand(e.right, e.op, True)}"
     if isinstance(e, ast.Ternary):
         return f"{show_expr(e.cond)} ? {show_expr(e.then)} : {show_expr(e.other)}"
     if isinstance(e, ast.Cast):
@@ -96,3 +97,16 @@ def show_stmt(s: ast.Stmt) -> str:
         init = f" = {show_expr(s.init)}" if s.init is not None else ""
         return f"{show_type(s.type)} {s.name}{init}"
     return type(s).__name__
+
+
+def _operand(e: ast.Expr, parent_op: str, right: bool) -> str:
+    """An operand of ``parent_op``, in parentheses when printing it bare would regroup it
+    (``a % (b - 1)`` must not read as ``a % b - 1`` in an error message)."""
+    text = show_expr(e)
+    if isinstance(e, ast.Ternary):
+        return f"({text})"
+    if isinstance(e, ast.Binary) and e.op in _BINARY_PREC and parent_op in _BINARY_PREC:
+        mine, theirs = _BINARY_PREC[e.op], _BINARY_PREC[parent_op]
+        if mine < theirs or (right and mine == theirs):
+            return f"({text})"
+    return text

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from softnic.frontend.errors import CompileError
 from softnic.frontend.types import PType
 
 
@@ -40,6 +41,17 @@ class Scope:
         self.owner = owner if owner or parent is None else parent.owner
 
     def declare(self, sym: Sym) -> None:
+        """Add ``sym``; a second declaration of one name in one scope is an error, as in p4c
+        (silently keeping either one would compile a program the user did not write)."""
+        prev = self.syms.get(sym.name)
+        if prev is not None:
+            loc = getattr(sym.decl, "loc", None)
+            raise CompileError(loc, f"{sym.name}: Duplicates declaration {prev.name}")
+        self.syms[sym.name] = sym
+
+    def bind(self, sym: Sym) -> None:
+        """Add or replace ``sym``: for type-variable bindings, where a later, more specific
+        binding (explicit type argument over the generic parameter) must win."""
         self.syms[sym.name] = sym
 
     def lookup(self, name: str) -> Sym | None:

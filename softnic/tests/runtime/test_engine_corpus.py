@@ -1,7 +1,7 @@
 """Corpus programs compiled by ``softnic compile`` and run on the engine, asserting exact bytes.
 
-A program the compiler cannot handle yet is skipped (that is the compiler's test suite's job);
-anything it emits must load, since the JSON claims to be what p4c-bm2-ss writes.
+Every corpus program must compile (the compiler is in the tree, so a failure is a real failure)
+and what it emits must load, since the JSON claims to be what p4c-bm2-ss writes.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
+from softnic.frontend.compile import compile_file
 from softnic.runtime.api import ActionCall, Digest, MatchKey, PacketIn, TableEntry
 from softnic.runtime.switch import Switch
 
@@ -23,14 +24,7 @@ CORPUS = Path(__file__).parent.parent / "corpus"
 
 @cache
 def compiled(name: str) -> dict:
-    try:
-        from softnic.frontend.compile import compile_file
-    except ImportError as e:  # pragma: no cover - compiler not in the tree yet
-        pytest.skip(f"compiler unavailable: {e}")
-    try:
-        bmv2_json, _ = compile_file(str(CORPUS / f"{name}.p4"))
-    except Exception as e:  # noqa: BLE001 - a compiler limitation, not an engine failure
-        pytest.skip(f"softnic compile cannot build {name}.p4 yet: {e}")
+    bmv2_json, _ = compile_file(str(CORPUS / f"{name}.p4"))
     return bmv2_json
 
 
