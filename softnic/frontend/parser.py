@@ -425,16 +425,20 @@ class Parser:
 
     # ------------------------------------------------------------------ parameters, arguments
 
-    def parse_params(self) -> list[ast.Param]:
+    def parse_paren_list(self, item: Callable[[], T]) -> list[T]:
+        """``( item, item, ... )``, possibly empty: parameter and argument lists."""
         self.expect_op("(")
-        params: list[ast.Param] = []
+        items: list[T] = []
         if self.accept_op(")"):
-            return params
+            return items
         while True:
-            params.append(self.parse_param())
+            items.append(item())
             if self.accept_op(")"):
-                return params
+                return items
             self.expect_op(",")
+
+    def parse_params(self) -> list[ast.Param]:
+        return self.parse_paren_list(self.parse_param)
 
     def parse_param(self) -> ast.Param:
         annos = self.parse_annotations()
@@ -456,15 +460,7 @@ class Parser:
         )
 
     def parse_arguments(self) -> list[ast.Argument]:
-        self.expect_op("(")
-        args: list[ast.Argument] = []
-        if self.accept_op(")"):
-            return args
-        while True:
-            args.append(self.parse_argument())
-            if self.accept_op(")"):
-                return args
-            self.expect_op(",")
+        return self.parse_paren_list(self.parse_argument)
 
     def parse_argument(self) -> ast.Argument:
         tok = self.peek()
