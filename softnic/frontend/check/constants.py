@@ -1,0 +1,85 @@
+"""Constant evaluation: the compile-time value of an expression, or None when it has none.
+
+Widths, stack sizes, enum values, keysets and table properties must all be constants; this is
+the single place that decides what counts as one and what its value is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softnic.frontend import ast
+from softnic.frontend.check.fold import fold_binary, fold_cast, mask, wrap_signed
+from softnic.frontend.check.state import CheckerState
+from softnic.frontend.scope import Scope
+from softnic.frontend.types import (
+    BitT,
+    EnumT,
+)
+
+
+class ConstantsMixin(CheckerState):
+    """Folds constant expressions using the types already recorded."""
+
+    def const_eval(self, e: ast.Expr, scope: Scope) -> Any:
+        """Fold a compile-time constant (int or bool); None when not constant."""
+        if isinstance(e, ast.IntLiteral):
+            return self.consts.get(id(e), e.value)
+        if isinstance(e, ast.BoolLiteral):
+            return e.value
+        if isinstance(e, ast.PathExpr):
+            sym = scope.lookup(e.name)
+            if sym is not None and sym.kind == "const":
+                return sym.value
+            return None
+        if isinstance(e, ast.Member) and isinstance(e.expr, ast.PathExpr):
+            sym = scope.lookup(e.expr.name)
+            if sym is not None and sym.kind == "type" and isinstance(sym.type, EnumT):
+                if sym.type.underlying is not None and e.name in sym.type.members:
+                    return sym.type.value_of(e.name)
+            return None
+        if isinstance(e, ast.Unary):
+            v = self.const_eval(e.expr, scope)
+            if v is None:
+                return None
+            if e.op == "!":
+                return not v
+            if e.op == "-":
+                return -v
+            if e.op == "+":
+                return v
+            if e.op == "~":
+                t = self.types.get(id(e))
+                if isinstance(t, BitT):
+                    return ~v & mask(t.width)
+                return ~v
+            return None
+        if isinstance(e, ast.Binary):
+            a = self.const_eval(e.left, scope)
+            b = self.const_eval(e.right, scope)
+            if a is None or b is None:
+                return None
+            v = fold_binary(e.op, a, b)
+            t = self.types.get(id(e))
+            if isinstance(v, int) and not isinstance(v, bool) and isinstance(t, BitT):
+                if e.op not in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
+                    v = v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
+            return v
+        if isinstance(e, ast.Cast):
+            v = self.const_eval(e.expr, scope)
+            return None if v is None else fold_cast(v, self.types.get(id(e)))
+        if isinstance(e, ast.Ternary):
+            c = self.const_eval(e.cond, scope)
+            if c is None:
+                return None
+            return self.const_eval(e.then if c else e.other, scope)
+        if isinstance(e, ast.Slice):
+            v = self.const_eval(e.expr, scope)
+            hi = self.const_eval(e.hi, scope)
+            lo = self.const_eval(e.lo, scope)
+            if v is None or hi is None or lo is None:
+                return None
+            return (v >> lo) & mask(hi - lo + 1)
+        if isinstance(e, ast.Call) and id(e) in self.consts:
+            return self.consts[id(e)]
+        return None

@@ -1,0 +1,311 @@
+"""Expression typing: P4_16's rules for literals, names, members, indexing, slices and operators,
+including width inference for untyped integers and the operand unification of binary operators.
+
+Every typed expression is recorded in ``Checker.types``; call expressions are delegated to
+:mod:`softnic.frontend.check.calls`.
+"""
+
+from __future__ import annotations
+
+from softnic.frontend import ast
+from softnic.frontend.check.helpers import check_width, err
+from softnic.frontend.check.state import CheckerState
+from softnic.frontend.pretty import show_expr
+from softnic.frontend.scope import Scope
+from softnic.frontend.types import (
+    ActionEnumT,
+    ApplyResultT,
+    BitT,
+    BoolT,
+    DontCareT,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    InfIntT,
+    MatchKindT,
+    PType,
+    StackT,
+    StringT,
+    StructT,
+    TableT,
+    TupleT,
+    UnionT,
+    VoidT,
+)
+
+
+class ExpressionsMixin(CheckerState):
+    """Computes and records the type of every expression."""
+
+    def type_of(self, e: ast.Expr, scope: Scope, expected: PType | None = None) -> PType:
+        t = self._type_of(e, scope, expected)
+        self.types[id(e)] = t
+        return t
+
+    def _type_of(self, e: ast.Expr, scope: Scope, expected: PType | None) -> PType:
+        if isinstance(e, ast.IntLiteral):
+            if e.width is not None:
+                if e.width <= 0:
+                    raise err(e, "literal width must be positive")
+                check_width(e, e.width, "int" if e.signed else "bit")
+                self.fit_literal(e, BitT(e.width, e.signed))
+                return BitT(e.width, e.signed)
+            return InfIntT()
+        if isinstance(e, ast.BoolLiteral):
+            return BoolT()
+        if isinstance(e, ast.StringLiteral):
+            return StringT()
+        if isinstance(e, ast.PathExpr):
+            sym = self.lookup(e, scope)
+            if sym.kind in ("var", "const", "instance"):
+                return sym.type or VoidT()
+            if sym.kind == "table":
+                return TableT(sym.qualified)
+            if sym.kind == "match_kind":
+                return MatchKindT()
+            if sym.kind == "type" and isinstance(sym.type, (EnumT, ErrorT)):
+                return sym.type
+            raise err(e, f"{e.name}: is not a value")
+        if isinstance(e, ast.Member):
+            return self.type_of_member(e, scope)
+        if isinstance(e, ast.Index):
+            bt = self.type_of(e.expr, scope)
+            if not isinstance(bt, StackT):
+                raise err(e, f"{show_expr(e)}: indexing a value of type {bt.show()}")
+            it = self.type_of(e.index, scope)
+            if not isinstance(it, (BitT, InfIntT)):
+                raise err(e.index, f"{show_expr(e.index)}: array index must be an integer")
+            iv = self.const_eval(e.index, scope)
+            if isinstance(iv, int) and not 0 <= iv < bt.size:
+                raise err(e.index, f"{show_expr(e)}: Index {iv} out of bounds for stack of size "
+                          f"{bt.size}")
+            if isinstance(iv, int):
+                self.consts[id(e.index)] = iv
+            return bt.elem
+        if isinstance(e, ast.Slice):
+            bt = self.type_of(e.expr, scope)
+            if isinstance(bt, InfIntT):
+                raise err(e, f"{show_expr(e)}: cannot slice an integer without a width")
+            if not isinstance(bt, BitT):
+                raise err(e, f"{show_expr(e)}: bit slice of a value of type {bt.show()}")
+            self.type_of(e.hi, scope)
+            self.type_of(e.lo, scope)
+            hi = self.const_eval(e.hi, scope)
+            lo = self.const_eval(e.lo, scope)
+            if not isinstance(hi, int) or not isinstance(lo, int):
+                raise err(e, f"{show_expr(e)}: slice indices must be compile-time constants")
+            if hi < lo or lo < 0 or hi >= bt.width:
+                raise err(e, f"{show_expr(e)}: bit slice [{hi}:{lo}] out of range for "
+                          f"{bt.show()}")
+            self.consts[id(e.hi)] = hi
+            self.consts[id(e.lo)] = lo
+            return BitT(hi - lo + 1)
+        if isinstance(e, ast.Unary):
+            return self.type_of_unary(e, scope, expected)
+        if isinstance(e, ast.Binary):
+            return self.type_of_binary(e, scope, expected)
+        if isinstance(e, ast.Ternary):
+            ct = self.type_of(e.cond, scope)
+            if not isinstance(ct, BoolT):
+                raise err(e.cond, f"{show_expr(e.cond)}: condition must be bool, not {ct.show()}")
+            a = self.type_of(e.then, scope, expected)
+            b = self.type_of(e.other, scope, expected)
+            if isinstance(a, InfIntT) and isinstance(b, InfIntT):
+                if expected is not None and isinstance(expected, BitT):
+                    return expected
+                if self.const_eval(e.cond, scope) is None:
+                    raise err(e, f"{show_expr(e)}: width of ?: operands cannot be inferred")
+                return InfIntT()
+            return self.unify_operands(a, b, e)
+        if isinstance(e, ast.Cast):
+            return self.type_of_cast(e, scope)
+        if isinstance(e, ast.Call):
+            return self.type_of_call(e, scope)
+        if isinstance(e, ast.ListExpr):
+            exp_elems: list[PType | None] = [None] * len(e.elems)
+            if isinstance(expected, (StructT, HeaderT)) and len(expected.fields) == len(e.elems):
+                exp_elems = [ft for _, ft in expected.fields]
+            elif isinstance(expected, TupleT) and len(expected.elems) == len(e.elems):
+                exp_elems = list(expected.elems)
+            pairs = zip(e.elems, exp_elems, strict=False)
+            return TupleT(tuple(self.type_of(x, scope, et) for x, et in pairs))
+        if isinstance(e, ast.StructInit):
+            if not isinstance(expected, (StructT, HeaderT)):
+                raise err(e, f"{show_expr(e)}: cannot infer the type of a structure initializer")
+            names = [n for n, _ in e.fields]
+            if sorted(names) != sorted(n for n, _ in expected.fields):
+                raise err(e, f"{show_expr(e)}: fields do not match those of {expected.show()}")
+            for n, x in e.fields:
+                ft = expected.field_type(n)
+                assert ft is not None
+                self.assignable(self.type_of(x, scope, ft), ft, x)
+            return expected
+        if isinstance(e, (ast.DontCare, ast.Default)):
+            return DontCareT()
+        raise err(e, f"{type(e).__name__}: unsupported expression")
+
+    def type_of_member(self, e: ast.Member, scope: Scope) -> PType:
+        base = e.expr
+        if isinstance(base, ast.PathExpr):
+            if base.name == "error" and scope.lookup("error") is None:
+                if e.name not in self.errors:
+                    raise err(e, f"{show_expr(e)}: error.{e.name} is not declared")
+                self.consts[id(e)] = self.error_value(e.name)
+                return ErrorT()
+            sym = scope.lookup(base.name)
+            if sym is not None and sym.kind == "type" and isinstance(sym.type, EnumT):
+                self.syms[id(base)] = sym
+                if e.name not in sym.type.members:
+                    raise err(e, f"{show_expr(e)}: {sym.type.name} has no member {e.name}")
+                self.consts[id(e)] = sym.type.value_of(e.name)
+                return sym.type
+        bt = self.type_of(base, scope)
+        if isinstance(bt, (HeaderT, StructT, UnionT)):
+            ft = bt.field_type(e.name)
+            if ft is None:
+                kind = {HeaderT: "header", StructT: "structure", UnionT: "header_union"}[type(bt)]
+                raise err(e, f"Field {e.name} is not a member of {kind} {bt.name}")
+            return ft
+        if isinstance(bt, StackT):
+            if e.name in ("next", "last"):
+                return bt.elem
+            if e.name in ("lastIndex", "size", "nextIndex"):
+                if e.name == "size":
+                    self.consts[id(e)] = bt.size
+                return BitT(32)
+            raise err(e, f"{show_expr(e)}: header stack has no member {e.name}")
+        if isinstance(bt, ApplyResultT):
+            if e.name in ("hit", "miss"):
+                return BoolT()
+            if e.name == "action_run":
+                return ActionEnumT(bt.table)
+        raise err(e, f"{show_expr(e)}: no member {e.name} in a value of type {bt.show()}")
+
+    def type_of_unary(self, e: ast.Unary, scope: Scope, expected: PType | None) -> PType:
+        t = self.type_of(e.expr, scope, expected)
+        if e.op == "!":
+            if not isinstance(t, BoolT):
+                raise err(e, f"{show_expr(e)}: ! applied to a value of type {t.show()}")
+            return t
+        if e.op in ("~", "-", "+"):
+            if isinstance(t, InfIntT) and e.op == "~":
+                if isinstance(expected, BitT):
+                    return expected
+                raise err(e, f"{show_expr(e)}: ~ needs an operand with a known width")
+            if not isinstance(t, (BitT, InfIntT)):
+                raise err(e, f"{show_expr(e)}: {e.op} applied to a value of type {t.show()}")
+            return t
+        raise err(e, f"unknown unary operator {e.op}")
+
+    def unify_operands(self, a: PType, b: PType, e: ast.Expr) -> PType:
+        if isinstance(a, InfIntT) and isinstance(b, (BitT, InfIntT)):
+            return b
+        if isinstance(b, InfIntT) and isinstance(a, BitT):
+            return a
+        if isinstance(a, EnumT) and isinstance(b, EnumT) and a == b:
+            return a
+        if a == b:
+            return a
+        if isinstance(a, EnumT) and a.underlying is not None and isinstance(b, (BitT, InfIntT)):
+            return a.underlying if isinstance(b, InfIntT) else self.unify_operands(
+                a.underlying, b, e)
+        if isinstance(b, EnumT) and b.underlying is not None and isinstance(a, BitT):
+            return self.unify_operands(a, b.underlying, e)
+        if isinstance(a, BitT) and isinstance(b, BitT):
+            raise err(e, f"{show_expr(e)}: Cannot operate on values with different types "
+                      f"{a.show()} and {b.show()}")
+        raise err(e, f"{show_expr(e)}: Cannot unify {b.show()} to {a.show()}")
+
+    def type_of_binary(self, e: ast.Binary, scope: Scope, expected: PType | None) -> PType:
+        op = e.op
+        if op in ("&&", "||"):
+            for side in (e.left, e.right):
+                st = self.type_of(side, scope)
+                if not isinstance(st, BoolT):
+                    raise err(side, f"{show_expr(side)}: {op} needs bool operands, not {st.show()}")
+            return BoolT()
+        if op in ("&&&", ".."):
+            a = self.type_of(e.left, scope, expected)
+            b = self.type_of(e.right, scope, expected)
+            return self.unify_operands(a, b, e)
+        if op == "++":
+            a = self.type_of(e.left, scope)
+            b = self.type_of(e.right, scope)
+            if not isinstance(a, BitT) or not isinstance(b, BitT):
+                raise err(e, f"{show_expr(e)}: ++ needs operands with known widths, got "
+                          f"{a.show()} and {b.show()}")
+            check_width(e, a.width + b.width, f"{show_expr(e)}: bit")
+            return BitT(a.width + b.width, a.signed)
+        if op in ("<<", ">>"):
+            a = self.type_of(e.left, scope, expected)
+            b = self.type_of(e.right, scope)
+            if isinstance(b, BitT) and b.signed:
+                raise err(e.right, f"{show_expr(e)}: shift amount must be unsigned")
+            if not isinstance(b, (BitT, InfIntT)):
+                raise err(e.right, f"{show_expr(e)}: shift amount must be an integer")
+            if isinstance(a, InfIntT):
+                if self.const_eval(e.right, scope) is None:
+                    if isinstance(expected, BitT):
+                        return expected
+                    raise err(e, f"{show_expr(e)}: shift of an integer without a width by a "
+                              "non-constant amount")
+                return a
+            if not isinstance(a, BitT):
+                raise err(e, f"{show_expr(e)}: cannot shift a value of type {a.show()}")
+            return a
+        a = self.type_of(e.left, scope, expected)
+        b = self.type_of(e.right, scope, a if not isinstance(a, InfIntT) else expected)
+        if op in ("==", "!="):
+            if isinstance(a, (HeaderT, StructT, UnionT, StackT)) or isinstance(
+                b, (HeaderT, StructT, UnionT, StackT)
+            ):
+                raise err(e, f"{show_expr(e)}: comparing {a.show()} values is unsupported on "
+                          "this target")
+            if isinstance(a, TupleT) or isinstance(b, TupleT):
+                raise err(e, f"{show_expr(e)}: comparing lists is unsupported on this target")
+            self.unify_operands(a, b, e)
+            return BoolT()
+        if op in ("<", "<=", ">", ">="):
+            t = self.unify_operands(a, b, e)
+            if not isinstance(t, (BitT, InfIntT)):
+                raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
+            return BoolT()
+        if op in ("+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"):
+            for t in (a, b):
+                if not isinstance(t, (BitT, InfIntT)):
+                    raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
+            t = self.unify_operands(a, b, e)
+            if op in ("/", "%") and self.const_eval(e.right, scope) == 0:
+                # p4c's constant folder refuses these; BMv2 would fault at run time.
+                what = "Division" if op == "/" else "Modulo"
+                raise err(e, f"{show_expr(e)}: {what} by zero")
+            if op in ("/", "%") and isinstance(t, BitT) and t.signed:
+                raise err(e, f"{show_expr(e)}: division of signed values is unsupported")
+            if op in ("|+|", "|-|") and isinstance(t, InfIntT):
+                raise err(e, f"{show_expr(e)}: saturating arithmetic needs a width")
+            return t
+        raise err(e, f"unknown binary operator {op}")
+
+    def type_of_cast(self, e: ast.Cast, scope: Scope) -> PType:
+        dst = self.resolve_type(e.type, scope)
+        src = self.type_of(e.expr, scope, dst)
+        ok = False
+        if isinstance(dst, BitT):
+            ok = isinstance(src, (BitT, InfIntT)) or (
+                isinstance(src, BoolT) and dst.width == 1 and not dst.signed
+            ) or (isinstance(src, EnumT) and src.underlying is not None)
+            if isinstance(src, BitT) and src.signed != dst.signed and src.width != dst.width:
+                ok = False
+        elif isinstance(dst, BoolT):
+            ok = isinstance(src, BoolT) or (isinstance(src, BitT) and src.width == 1) or (
+                isinstance(src, InfIntT)
+            )
+        elif isinstance(dst, EnumT) and dst.underlying is not None:
+            ok = isinstance(src, (BitT, InfIntT)) or src == dst
+        elif isinstance(dst, InfIntT):
+            ok = isinstance(src, InfIntT)
+        else:
+            ok = src == dst
+        if not ok:
+            raise err(e, f"{show_expr(e)}: Illegal cast from {src.show()} to {dst.show()}")
+        return dst

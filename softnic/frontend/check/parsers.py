@@ -1,0 +1,95 @@
+"""Parsers: states, reserved state names, transitions and select keysets.
+
+Keyset elements are also used by table ``entries``, so their check lives here and is shared.
+"""
+
+from __future__ import annotations
+
+from softnic.frontend import ast
+from softnic.frontend.check.helpers import err
+from softnic.frontend.check.state import CheckerState
+from softnic.frontend.pretty import show_expr
+from softnic.frontend.scope import Scope, Sym
+from softnic.frontend.types import (
+    BitT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    PType,
+)
+
+
+class ParsersMixin(CheckerState):
+    """Checks parser declarations and their state machines."""
+
+    def check_parser(self, d: ast.ParserDecl) -> None:
+        if d.type_params:
+            raise err(d, f"{d.name}: generic parsers are unsupported on this target")
+        scope = self.top.child(owner=d.name)
+        self.scopes[id(d)] = scope
+        self.declare_params(d.params + d.ctor_params, scope)
+        for loc in d.locals:
+            self.declare_local(loc, scope, d.name)
+        names = {s.name for s in d.states}
+        if "start" not in names:
+            raise err(d, f"{d.name}: parser has no start state")
+        for st in d.states:
+            if st.name in ("accept", "reject"):
+                raise err(st, f"{st.name}: state name is reserved")
+            scope.declare(Sym("state", st.name, None, st))
+        for nm in ("accept", "reject"):
+            scope.declare(Sym("state", nm, None, None))
+        for st in d.states:
+            sscope = scope.child()
+            self.scopes[id(st)] = sscope
+            for s in st.stmts:
+                if isinstance(s, ast.SwitchStmt):
+                    raise err(s, "switch in parser states is not allowed")
+                if isinstance(s, ast.IfStmt):
+                    raise err(s, "if statements in parser states are unsupported on this target")
+                self.check_stmt(s, sscope, "parser")
+            self.check_transition(st, sscope)
+
+    def check_transition(self, st: ast.ParserState, scope: Scope) -> None:
+        tr = st.transition
+        if tr is None:
+            raise err(st, f"{st.name}: state has no transition")
+        if not tr.select_exprs:
+            self.check_state_name(tr.next_state or "", tr, scope)
+            return
+        key_types = [self.type_of(k, scope) for k in tr.select_exprs]
+        for kt, k in zip(key_types, tr.select_exprs, strict=False):
+            if not isinstance(kt, (BitT, BoolT, EnumT, ErrorT)):
+                raise err(k, f"{show_expr(k)}: cannot select on a value of type {kt.show()}")
+        for c in tr.cases:
+            self.check_state_name(c.state, c, scope)
+            ks = c.keyset
+            if isinstance(ks, (ast.Default, ast.DontCare)):
+                continue
+            elems = ks.elems if isinstance(ks, ast.ListExpr) and len(key_types) > 1 else [ks]
+            if len(elems) != len(key_types):
+                raise err(ks, f"{show_expr(ks)}: keyset has {len(elems)} elements, select has "
+                          f"{len(key_types)}")
+            for el, kt in zip(elems, key_types, strict=False):
+                self.check_keyset_elem(el, kt, scope)
+
+    def check_keyset_elem(self, el: ast.Expr, kt: PType, scope: Scope) -> None:
+        if isinstance(el, (ast.Default, ast.DontCare)):
+            return
+        parts = [el.left, el.right] if isinstance(el, ast.Binary) and el.op in ("&&&", "..") else [
+            el
+        ]
+        for p in parts:
+            pt = self.type_of(p, scope, kt)
+            self.assignable(pt, kt, p)
+            v = self.const_eval(p, scope)
+            if v is None and id(p) not in self.consts:
+                raise err(p, f"{show_expr(p)}: keyset must be a compile-time constant")
+            if v is not None:
+                self.consts[id(p)] = int(v)
+        self.types[id(el)] = kt
+
+    def check_state_name(self, name: str, node: ast.Node, scope: Scope) -> None:
+        sym = scope.lookup(name)
+        if sym is None or sym.kind != "state":
+            raise err(node, f"{name}: declaration not found")

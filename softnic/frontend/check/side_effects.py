@@ -1,0 +1,80 @@
+"""p4c-bm2-ss's "Conditional execution in actions" rule: inside an action, plain assignments may
+be predicated, but an ``if`` or ``?:`` whose branch calls an extern or changes header validity
+cannot, so such programs are refused at compile time like p4c-bm2-ss does.
+
+This module answers "does this statement or expression have side effects".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softnic.frontend import ast
+from softnic.frontend.check.state import CheckerState
+
+# p4c-bm2-ss's own wording for the refusal.
+CONDITIONAL_IN_ACTION = "Conditional execution in actions unsupported on this target"
+# Built-in methods that change state (header validity, stack contents).
+SIDE_EFFECT_BUILTINS = {"setValid", "setInvalid", "push_front", "pop_front"}
+
+
+class SideEffectsMixin(CheckerState):
+    """Side-effect queries on statements already type-checked."""
+
+    def has_side_effects(self, s: Any) -> bool:
+        """True if running ``s`` calls an extern or changes header validity (p4c-bm2-ss can
+        predicate plain assignments inside actions, but not those)."""
+        if isinstance(s, ast.BlockStmt):
+            return any(self.has_side_effects(x) for x in s.stmts)
+        if isinstance(s, ast.IfStmt):
+            return self.has_side_effects(s.then) or (
+                s.other is not None and self.has_side_effects(s.other)
+            )
+        if isinstance(s, ast.CallStmt):
+            info = self.calls.get(id(s.call))
+            if info is None:
+                return True
+            if info.kind == "action":
+                return self.has_side_effects(info.decl.body)
+            if info.kind == "builtin":
+                return info.name in SIDE_EFFECT_BUILTINS
+            return True
+        if isinstance(s, ast.AssignStmt):
+            return expr_has_call(s.rhs, self) or expr_has_call(s.lhs, self)
+        if isinstance(s, (ast.VarDecl,)):
+            return s.init is not None and expr_has_call(s.init, self)
+        if isinstance(s, (ast.ExitStmt, ast.ReturnStmt)):
+            return True
+        return False
+
+
+def expr_has_call(e: Any, chk: CheckerState) -> bool:
+    """Does evaluating ``e`` call an extern or function (anything with side effects)?"""
+    if isinstance(e, ast.Call):
+        info = chk.calls.get(id(e))
+        if info is None or info.kind != "builtin" or info.name not in ("isValid",
+                                                                      "minSizeInBits",
+                                                                      "minSizeInBytes"):
+            return True
+    if isinstance(e, ast.Expr):
+        for v in vars(e).values():
+            if isinstance(v, ast.Expr) and expr_has_call(v, chk):
+                return True
+            if isinstance(v, list):
+                for x in v:
+                    if isinstance(x, ast.Expr) and expr_has_call(x, chk):
+                        return True
+                    if isinstance(x, ast.Argument) and expr_has_call(x.value, chk):
+                        return True
+    return False
+
+
+def contains_side_effect_in_ternary(e: Any, chk: CheckerState) -> bool:
+    if isinstance(e, ast.Ternary):
+        return expr_has_call(e.then, chk) or expr_has_call(e.other, chk)
+    if isinstance(e, ast.Expr):
+        return any(
+            isinstance(v, ast.Expr) and contains_side_effect_in_ternary(v, chk)
+            for v in vars(e).values()
+        )
+    return False
