@@ -130,11 +130,9 @@ class TableHandler:
             raise invalid("direct counter entries can only be modified")
         t = self._direct_table(msg.table_entry, "direct_counter_id", "counter")[0]
         e = self._one_entry(t, msg.table_entry)
-        writer = getattr(self.switch, "direct_counter_write", None)
-        if writer is None:
-            raise unimplemented("writing direct counters is not supported by this engine")
         with engine_errors(f"write direct counter of {t.name}"):
-            writer(t.name, e.key, e.priority, msg.data.packet_count, msg.data.byte_count)
+            self.switch.direct_counter_write(t.name, e.key, e.priority, msg.data.packet_count,
+                                             msg.data.byte_count)
 
     def read_direct_counter(self, req: p4runtime_pb2.DirectCounterEntry
                             ) -> Iterator[p4runtime_pb2.Entity]:

@@ -1,0 +1,218 @@
+"""Shared state of the pipeline code generators, and the helpers generated code calls.
+
+``codegen.CodeGen`` is put together from one mixin per part of a program (parser, actions,
+deparser and checksums), each in its own module. They all derive from :class:`GenBase`, which
+holds what every part needs: the program, its field layout, the expression generator, the
+extern instances, the source lines generated so far and the namespace (``env``) that source is
+``exec``-ed in. The module-level helpers below go into that namespace: generated code calls
+them for the rarer, longer operations rather than inlining them.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from softnic.runtime.api import PipelineLoadError
+from softnic.runtime.exprgen import ExprGen, Hdr
+from softnic.runtime.externs import CounterArray, MeterArray, RegisterArray
+from softnic.runtime.loader import HeaderInfo, Program
+from softnic.runtime.packet import AssertFailed, ParserError
+
+DROP_PORT = 511
+
+
+def _lookahead(b: bytes, n: int, pos: int, off: int, w: int) -> int:
+    start = pos * 8 + off
+    end = start + w
+    if end > n * 8:
+        raise ParserError(1, pos)  # PacketTooShort; the code is patched per program below
+    b0 = start >> 3
+    b1 = (end + 7) >> 3
+    v = int.from_bytes(b[b0:b1], "big")
+    return (v >> (b1 * 8 - end)) & ((1 << w) - 1)
+
+
+def _reg_get(reg: RegisterArray, i: int) -> int:
+    return reg.cells[i] if 0 <= i < reg.size else 0
+
+
+def _log_format(fmt: str, args: list[int]) -> str:
+    parts = fmt.split("{}")
+    out = [parts[0]]
+    for i, p in enumerate(parts[1:]):
+        out.append(str(args[i]) if i < len(args) else "{}")
+        out.append(p)
+    return "".join(out)
+
+
+def _push(f: list[int], bases: tuple[int, ...], nf: int, nx: int, count: int) -> None:
+    size = len(bases)
+    for i in range(size - 1, -1, -1):
+        b = bases[i]
+        if i >= count:
+            s = bases[i - count]
+            f[b:b + nf + 1] = f[s:s + nf + 1]
+        else:
+            f[b + nf] = 0
+    f[nx] = min(size, f[nx] + count)
+
+
+def _pop(f: list[int], bases: tuple[int, ...], nf: int, nx: int, count: int) -> None:
+    size = len(bases)
+    for i in range(size):
+        b = bases[i]
+        if i + count < size:
+            s = bases[i + count]
+            f[b:b + nf + 1] = f[s:s + nf + 1]
+        else:
+            f[b + nf] = 0
+    f[nx] = max(0, f[nx] - count)
+
+
+
+def _ind(lines: list[str], n: int = 1) -> list[str]:
+    pad = "    " * n
+    return [pad + ln for ln in lines]
+
+
+
+class GenBase:
+    """State shared by the code generator mixins, and header helpers they all use."""
+
+    def __init__(self, prog: Program) -> None:
+        self.p = prog
+        self.lay = prog.layout
+        self.env: dict[str, Any] = {
+            "_PE": ParserError, "_AF": AssertFailed, "_regget": _reg_get,
+            "_logfmt": _log_format, "_push": _push, "_pop": _pop, "_rand": random.randint,
+        }
+        self.registers = {n: RegisterArray(n, r["size"], r["bitwidth"])
+                          for n, r in prog.registers.items()}
+        self.counters = {}
+        for n, c in prog.counters.items():
+            if not c.get("is_direct", False):
+                self.counters[n] = CounterArray(n, int(c.get("size", 0)))
+        self.meters = {}
+        for n, m in prog.meters.items():
+            if not m.get("is_direct", False):
+                self.meters[n] = MeterArray(n, int(m.get("size", 0)), m.get("type") == "bytes")
+        self.eg = ExprGen(self.lay, prog.header_types, self.env, self.registers)
+        self.src: list[str] = []
+        self.too_short = prog.errors["PacketTooShort"]
+        self.sm_plen = self.lay.sm["packet_length"]
+        self.sm_espec = self.lay.sm["egress_spec"]
+        self.sm_mcast = self.lay.sm["mcast_grp"]
+        self.len_changes = False  # some add_header / remove_header moves the length register
+        self.calc_fns: dict[str, str] = {}
+        self.hash_fns: set[str] = set()
+        self.calc_bodies: dict[str, list[str]] = {}
+        self.calc_meta: dict[str, tuple[list, bool, list[str]]] = {}
+        self.packer_exprs: dict[str, str] = {}
+        deps = prog.json["deparsers"]
+        self.deparse_order = [h for h in (deps[0].get("order") or [])]
+        for h in self.deparse_order:
+            self.lay.header(h)
+
+        def lookahead(b: bytes, n: int, pos: int, off: int, w: int,
+                      _ts: int = self.too_short) -> int:
+            try:
+                return _lookahead(b, n, pos, off, w)
+            except ParserError:
+                raise ParserError(_ts, pos) from None
+
+        self.env["_la"] = lookahead
+
+    # -- helpers -----------------------------------------------------------------------------
+    def header_int(self, h: HeaderInfo) -> str:
+        """Source of the header's fields concatenated into one int."""
+        if h.vl_index is not None:
+            expr = ""
+            for i, (_, w, s) in enumerate(h.fields):
+                width = f"F[{h.len_slot}]" if i == h.vl_index else str(w)
+                ref = f"(F[{h.base + i}] & {(1 << w) - 1:#x})" if s else f"F[{h.base + i}]"
+                expr = ref if not expr else f"(({expr}) << {width}) | {ref}"
+            return expr
+        parts = []
+        shift = h.nbits
+        for i, (_, w, s) in enumerate(h.fields):
+            shift -= w
+            if w == 0:
+                continue
+            ref = f"(F[{h.base + i}] & {(1 << w) - 1:#x})" if s else f"F[{h.base + i}]"
+            parts.append(f"({ref} << {shift})" if shift else ref)
+        return " | ".join(parts) if parts else "0"
+
+    def struct_plan(self, h: HeaderInfo) -> tuple[str, list[list[tuple[int, int, int]]],
+                                                   list[list[int]]] | None:
+        """Byte-aligned chunks of a fixed-width header for ``struct``: (format, chunks, pieces).
+
+        A chunk is a run of fields ending on a byte boundary: [(field index, width, shift)];
+        its bytes are read as struct pieces (Q/I/H/B, big end first) and recombined.
+        """
+        if h.vl_index is not None or h.nbits == 0 or h.nbits > 8 * 64:
+            return None
+        chunks: list[list[tuple[int, int, int]]] = []
+        cur: list[tuple[int, int]] = []
+        bits = 0
+        for i, (_, w, _) in enumerate(h.fields):
+            if w == 0:
+                continue
+            cur.append((i, w))
+            bits += w
+            if bits % 8 == 0:
+                shift = bits
+                chunk = []
+                for fi, fw in cur:
+                    shift -= fw
+                    chunk.append((fi, fw, shift))
+                chunks.append(chunk)
+                cur, bits = [], 0
+        if cur:
+            return None
+        fmt = "!"
+        pieces = []
+        for chunk in chunks:
+            nbytes = sum(fw for _, fw, _ in chunk) // 8
+            sizes = []
+            while nbytes:
+                size = next(z for z in (8, 4, 2, 1) if z <= nbytes)
+                sizes.append(size)
+                nbytes -= size
+            fmt += "".join({8: "Q", 4: "I", 2: "H", 1: "B"}[z] for z in sizes)
+            pieces.append(sizes)
+        return fmt, chunks, pieces
+
+    def header_nbytes(self, h: Hdr) -> str:
+        """Source of a header's size in the packet, in bytes (``_h`` holds its base slot).
+
+        This is what BMv2's add_header / remove_header add to or take from the packet length
+        register; a varbit field counts with its current length.
+        """
+        static = sum(f[1] for f in self.p.header_types[h.htype]["fields"] if f[1] != "*")
+        if h.span == h.nfields + 2:  # varbit: the length slot follows the validity slot
+            return f"(({static} + F[_h + {h.nfields + 1}]) >> 3)"
+        return str(static // 8)
+
+    @staticmethod
+    def header_bits(h: HeaderInfo) -> str:
+        """Source of the header's current width in bits."""
+        if h.vl_index is None:
+            return str(h.nbits)
+        return f"({h.nbits} + F[{h.len_slot}])"
+
+    def slot_source(self, node: Any, where: str) -> tuple[str, int]:
+        """Source of a field-like reference and its width (for keys)."""
+        t = node.get("type") if isinstance(node, dict) else None
+        if t == "lookahead":
+            src, w = self.eg.rv(node, where)
+            return src, int(w or 0)
+        if t == "stack_field":
+            idx, w, s = self.eg.lvalue(node, where)
+            return (f"(F[{idx}] & {(1 << w) - 1:#x})" if s else f"F[{idx}]"), w
+        if t == "field":
+            slot = self.lay.field_slot(node.get("value"))
+            w = self.lay.widths[slot]
+            return (f"(F[{slot}] & {(1 << w) - 1:#x})" if self.lay.signed[slot]
+                    else f"F[{slot}]"), w
+        raise PipelineLoadError(f"{where}: unsupported key element {node!r}")

@@ -1,0 +1,277 @@
+"""Code generation for the parser: one function per parse state, plus the loop bound.
+
+A state function ``(B, n, pos, F, S) -> (next state function or None, pos)`` extracts its
+headers (one ``struct.unpack_from`` when byte-aligned), runs its ops and picks the transition.
+The parser is generated twice: fast, and reporting each step to a trace callback ``T``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softnic.runtime.api import PipelineLoadError
+from softnic.runtime.exprgen import hexint
+from softnic.runtime.gen_base import GenBase, _ind
+from softnic.runtime.loader import HeaderInfo
+
+# Parser loop bound. BMv2's parser runs states until one transitions to accept/reject, with no
+# bound, so ``state start { transition start; }`` hangs its packet thread forever. softnic must
+# not hang (the switch lock is held while a packet runs, which would block P4Runtime too), so the
+# states that lie on a cycle of the parse graph count their visits per packet, and when a packet
+# of n bytes has visited them more than PARSER_STEPS_PER_BYTE * (number of looping states) * n +
+# PARSER_STEPS_BASE times, parsing ends with error.ParserTimeout (the core.p4 error meant for
+# this): the packet continues to ingress with standard_metadata.parser_error set, like any other
+# parser error on BMv2. A loop that extracts at least one byte per round ends long before that
+# with PacketTooShort, so only loops that consume nothing can reach the bound.
+PARSER_STEPS_PER_BYTE = 1
+PARSER_STEPS_BASE = 256
+
+
+def _cyclic_states(states: list[dict]) -> set[str]:
+    """Names of the parse states that can reach themselves again (lie on a cycle)."""
+    succ: dict[str, set[str]] = {}
+    for st in states:
+        nxt = set()
+        for tr in st.get("transitions") or []:
+            if isinstance(tr, dict) and isinstance(tr.get("next_state"), str):
+                nxt.add(tr["next_state"])
+        succ[st["name"]] = nxt
+    out = set()
+    for start in succ:
+        seen: set[str] = set()
+        todo = list(succ[start])
+        while todo:
+            cur = todo.pop()
+            if cur == start:
+                out.add(start)
+                break
+            if cur in seen or cur not in succ:
+                continue
+            seen.add(cur)
+            todo.extend(succ[cur])
+    return out
+
+
+class ParserGen(GenBase):
+    """Parse states and transitions. ``primitive`` comes from the action mixin (``gen_actions``)."""
+
+    # -- parser ------------------------------------------------------------------------------
+    def extract_lines(self, h: HeaderInfo, traced: bool, vl_len: str | None = None) -> list[str]:
+        out = []
+        if traced:
+            out.append(f"T({'Extracting header ' + repr(h.name)!r})")
+        if h.vl_index is not None:
+            if vl_len is None:
+                raise PipelineLoadError(f"header '{h.name}' has a varbit field: use extract_VL")
+            return out + self.extract_vl_lines(h, vl_len)
+        nb = h.nbits // 8
+        out += [f"e = pos + {nb}", f"if e > n: raise _PE({self.too_short}, pos)"]
+        plan = self.struct_plan(h)
+        if plan is not None:
+            return out + self.struct_extract(h, plan) + [f"F[{h.valid_slot}] = 1", "pos = e"] + [
+                f"F[{vs}] = 0" for vs in h.union_siblings]
+        if nb:
+            out.append("v = int.from_bytes(B[pos:e], 'big')")
+        shift = h.nbits
+        for i, (_, w, s) in enumerate(h.fields):
+            shift -= w
+            val = f"(v >> {shift})" if shift else "v"
+            if shift + w < h.nbits:
+                val = f"({val} & {(1 << w) - 1:#x})"
+            if w == 0:
+                val = "0"
+            out.append(f"F[{h.base + i}] = " + (f"_tcm({val}, {w})" if s else val))
+        out += [f"F[{h.valid_slot}] = 1", "pos = e"]
+        out += [f"F[{vs}] = 0" for vs in h.union_siblings]
+        return out
+
+    def struct_extract(self, h: HeaderInfo, plan: tuple) -> list[str]:
+        import struct
+
+        fmt, chunks, pieces = plan
+        unpack = self.eg.const(struct.Struct(fmt).unpack_from, "su")
+        names = [f"u{k}" for k in range(sum(len(p) for p in pieces))]
+        out = [f"{', '.join(names)}, = {unpack}(B, pos)"]
+        k = 0
+        for chunk, sizes in zip(chunks, pieces, strict=True):
+            parts = names[k:k + len(sizes)]
+            k += len(sizes)
+            if len(parts) == 1:
+                cv = parts[0]
+            else:
+                rest = sum(sizes) * 8
+                terms = []
+                for nm, z in zip(parts, sizes, strict=True):
+                    rest -= z * 8
+                    terms.append(f"({nm} << {rest})" if rest else nm)
+                cv = "(" + " | ".join(terms) + ")"
+            for fi, fw, shift in chunk:
+                val = cv if len(chunk) == 1 else (
+                    f"({cv} >> {shift})" if chunk[0][0] == fi else
+                    f"(({cv} >> {shift}) & {(1 << fw) - 1:#x})" if shift else
+                    f"({cv} & {(1 << fw) - 1:#x})")
+                signed = h.fields[fi][2]
+                out.append(f"F[{h.base + fi}] = " + (f"_tcm({val}, {fw})" if signed else val))
+        for i, (_, w, _) in enumerate(h.fields):
+            if w == 0:
+                out.append(f"F[{h.base + i}] = 0")
+        return out
+
+    def extract_vl_lines(self, h: HeaderInfo, vl_len: str) -> list[str]:
+        """extract_VL: the varbit field's length in bits comes from an expression."""
+        hts = self.p.errors["HeaderTooShort"]
+        out = [f"L = {vl_len}",
+               f"if L < 0 or L > {h.max_vl_bits} or L & 7: raise _PE({hts}, pos)",
+               f"r = {h.nbits} + L", "e = pos + (r >> 3)",
+               f"if e > n: raise _PE({self.too_short}, pos)",
+               "v = int.from_bytes(B[pos:e], 'big')"]
+        for i, (_, w, s) in enumerate(h.fields):
+            if i == h.vl_index:
+                out += ["r -= L", f"F[{h.base + i}] = (v >> r) & ((1 << L) - 1)",
+                        f"F[{h.len_slot}] = L"]
+                continue
+            out.append(f"r -= {w}")
+            val = f"((v >> r) & {(1 << w) - 1:#x})"
+            out.append(f"F[{h.base + i}] = " + (f"_tcm({val}, {w})" if s else val))
+        out += [f"F[{h.valid_slot}] = 1", "pos = e"]
+        out += [f"F[{vs}] = 0" for vs in h.union_siblings]
+        return out
+
+    def parser(self, traced: bool) -> str:
+        prs = self.p.json["parsers"][0]
+        states = prs.get("parse_states")
+        if not isinstance(states, list) or not states:
+            raise PipelineLoadError("parser has no parse_states")
+        sfx = "_t" if traced else ""
+        fnames = {}
+        for st in states:
+            sname = st.get("name") if isinstance(st, dict) else None
+            if not isinstance(sname, str):
+                raise PipelineLoadError(f"malformed parse state {st!r}")
+            fnames[sname] = f"_ps{len(fnames)}{sfx}"
+        init = prs.get("init_state")
+        if init not in fnames:
+            raise PipelineLoadError(f"parser init_state {init!r} is not a parse state")
+        sobe = self.p.errors["StackOutOfBounds"]
+        nomatch = self.p.errors["NoMatch"]
+        looping = _cyclic_states(states)
+        # Parser loop bound (see PARSER_STEPS_PER_BYTE): only states on a cycle of the state
+        # graph count their visits, so a loop-free parser pays nothing per packet.
+        limit = f"{PARSER_STEPS_PER_BYTE * max(1, len(looping))} * n + {PARSER_STEPS_BASE}"
+        timeout = self.p.errors["ParserTimeout"]
+        for st in states:
+            sname = st["name"]
+            where = f"parse state '{sname}'"
+            body: list[str] = []
+            if traced:
+                body.append(f"T({'Parser state ' + repr(sname)!r})")
+            if sname in looping:
+                body += ["S.steps += 1", f"if S.steps > {limit}: raise _PE({timeout}, pos)"]
+            for op in st.get("parser_ops") or []:
+                o = op.get("op") if isinstance(op, dict) else None
+                args = op.get("parameters") or []
+                if o == "extract":
+                    if len(args) != 1 or not isinstance(args[0], dict):
+                        raise PipelineLoadError(f"{where}: extract takes one parameter")
+                    kind, val = args[0].get("type"), args[0].get("value")
+                    if kind == "regular":
+                        body += self.extract_lines(self.lay.header(val), traced)
+                    elif kind == "stack":
+                        stk = self.lay.stack(val)
+                        xs = []
+                        for hn in stk.headers:
+                            xf = f"_x_{self.lay.headers[hn].hid}{sfx}"
+                            xs.append(xf)
+                            self.src += ([f"def {xf}(B, n, pos, F):"]
+                                         + _ind(self.extract_lines(self.lay.headers[hn], traced))
+                                         + ["    return pos", ""])
+                        tab = f"_xs_{len(self.src)}{sfx}"
+                        self.src += [f"{tab} = ({', '.join(xs)},)", ""]
+                        body += [f"i = F[{stk.next_slot}]",
+                                 f"if i >= {len(stk.headers)}: raise _PE({sobe}, pos)",
+                                 f"pos = {tab}[i](B, n, pos, F)",
+                                 f"F[{stk.next_slot}] = i + 1"]
+                    else:
+                        raise PipelineLoadError(f"{where}: unsupported extract type {kind!r}")
+                elif o == "extract_VL":
+                    if len(args) != 2 or not isinstance(args[0], dict) \
+                            or args[0].get("type") != "regular":
+                        raise PipelineLoadError(f"{where}: extract_VL takes a header and a length")
+                    h = self.lay.header(args[0].get("value"))
+                    body += self.extract_lines(h, traced, self.eg.data(args[1], where))
+                elif o == "set":
+                    if len(args) != 2:
+                        raise PipelineLoadError(f"{where}: set takes two parameters")
+                    dst = self.eg.lvalue(args[0], where)
+                    src, sw = self.eg.rv(args[1], where)
+                    body.append(self.eg.store(dst, src, sw))
+                elif o == "verify":
+                    if len(args) != 2:
+                        raise PipelineLoadError(f"{where}: verify takes two parameters")
+                    body.append(f"if not {self.eg.data(args[0], where)}: "
+                                f"raise _PE({self.eg.data(args[1], where)}, pos)")
+                elif o in ("advance", "shift"):
+                    if len(args) != 1:
+                        raise PipelineLoadError(f"{where}: {o} takes one parameter")
+                    amount = self.eg.data(args[0], where)
+                    step = f"({amount}) >> 3" if o == "advance" else f"({amount})"
+                    body += [f"pos += {step}", f"if pos > n: raise _PE({self.too_short}, n)"]
+                elif o == "primitive":
+                    if len(args) != 1:
+                        raise PipelineLoadError(f"{where}: primitive takes one parameter")
+                    self.eg.nparams = 0
+                    body += self.primitive(args[0], where)
+                    self.eg.nparams = None
+                else:
+                    raise PipelineLoadError(f"{where}: unsupported parser op {o!r}")
+            body += self.transitions(st, fnames, nomatch, where, traced)
+            self.src += [f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(body) + [""]
+        return fnames[init]
+
+    def transitions(self, st: dict, fnames: dict[str, str], nomatch: int, where: str,
+                    traced: bool) -> list[str]:
+        def target(nxt: Any) -> str:
+            if nxt is None:
+                return "None"
+            if nxt not in fnames:
+                raise PipelineLoadError(f"{where}: unknown next state {nxt!r}")
+            return fnames[nxt]
+
+        keys = st.get("transition_key") or []
+        parts = []
+        total = 0
+        for k in reversed(keys):
+            src, w = self.slot_source(k, where)
+            parts.append(f"({src} << {total})" if total else src)
+            total += (w + 7) // 8 * 8
+        out = []
+        if parts:
+            out.append(f"k = {' | '.join(reversed(parts))}")
+            if traced:
+                out.append(f"T('Parser state {st['name']}: key is ' + format(k, 'x'))")
+        has_default = False
+        for tr in st.get("transitions") or []:
+            if not isinstance(tr, dict):
+                raise PipelineLoadError(f"{where}: malformed transition {tr!r}")
+            t = tr.get("type", "hexstr")
+            nxt = target(tr.get("next_state"))
+            # p4c <= JSON 2.18 wrote the default case as a typeless transition whose value is
+            # the string "default"; BMv2 still accepts that form, so softnic does too.
+            if t == "default" or (t == "hexstr" and tr.get("value") in (None, "default")):
+                out.append(f"return {nxt}, pos")
+                has_default = True
+                break
+            if t != "hexstr":
+                raise PipelineLoadError(f"{where}: unsupported transition type {t!r}")
+            if not parts:
+                raise PipelineLoadError(f"{where}: value transition without transition_key")
+            val = hexint(tr.get("value"), where)
+            mask = tr.get("mask")
+            if mask is None:
+                out.append(f"if k == {val}: return {nxt}, pos")
+            else:
+                m = hexint(mask, where)
+                out.append(f"if k & {m} == {val & m}: return {nxt}, pos")
+        if not has_default:
+            out.append(f"raise _PE({nomatch}, pos)")
+        return out
