@@ -14,14 +14,19 @@ class ControlsMixin(CheckerState):
     """Checks control declarations and their locals."""
 
     def check_control(self, d: ast.ControlDecl) -> None:
+        scope = self.enter_block(d, "controls")
+        self.check_block(d.apply, scope, "apply")
+
+    def enter_block(self, d: ast.ControlDecl | ast.ParserDecl, kind: str) -> Scope:
+        """The scope of a control or parser: its parameters, then its local declarations."""
         if d.type_params:
-            raise err(d, f"{d.name}: generic controls are unsupported on this target")
+            raise err(d, f"{d.name}: generic {kind} are unsupported on this target")
         scope = self.top.child(owner=d.name)
         self.scopes[id(d)] = scope
         self.declare_params(d.params + d.ctor_params, scope)
         for loc in d.locals:
             self.declare_local(loc, scope, d.name)
-        self.check_block(d.apply, scope, "apply")
+        return scope
 
     def declare_local(self, d: ast.Decl, scope: Scope, owner: str) -> None:
         if isinstance(d, ast.ConstDecl):

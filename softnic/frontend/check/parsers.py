@@ -23,13 +23,7 @@ class ParsersMixin(CheckerState):
     """Checks parser declarations and their state machines."""
 
     def check_parser(self, d: ast.ParserDecl) -> None:
-        if d.type_params:
-            raise err(d, f"{d.name}: generic parsers are unsupported on this target")
-        scope = self.top.child(owner=d.name)
-        self.scopes[id(d)] = scope
-        self.declare_params(d.params + d.ctor_params, scope)
-        for loc in d.locals:
-            self.declare_local(loc, scope, d.name)
+        scope = self.enter_block(d, "parsers")
         names = {s.name for s in d.states}
         if "start" not in names:
             raise err(d, f"{d.name}: parser has no start state")
