@@ -82,7 +82,7 @@ def _json_entry_key(t: Table, mk_list: Any, where: str) -> list[MatchKey | None]
 def build_pipeline(j: dict, drop_port: int) -> Pipeline:
     """Load, compile and link one BMv2 JSON; any problem raises PipelineLoadError."""
     prog = load_program(j)
-    comp, _, _ = compile_program(prog)
+    comp, _, _ = compile_program(prog, drop_port)
     pl = Pipeline(prog, comp)
     # BMv2's egress thread writes drop_port + 1 into egress_spec (truncated to the field
     # width, i.e. 0 for the default 511), so only an egress mark_to_drop drops.

@@ -9,8 +9,10 @@ The parser is generated twice: a fast version and one that reports each step to 
 callback (``T``), so tracing costs nothing when it is off.
 
 The work is split by program part: ``gen_parser`` (parse states, transitions, loop bound),
-``gen_actions`` (actions and primitives), ``gen_deparse`` (calculations, checksums, deparser),
-all sharing ``gen_base``; this module joins them and executes the result.
+``gen_actions`` (actions; ``primitives`` is the registry of primitive generators),
+``gen_deparse`` (calculations, checksums, deparser), all sharing one ``gen_base.GenContext``;
+this module adds conditions and table keys, has ``gen_check`` verify the whole source, and only
+then executes it.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.exprgen import hexint
 from softnic.runtime.externs import CounterArray, MeterArray, RegisterArray
 from softnic.runtime.gen_actions import ActionGen, ActionInfo
-from softnic.runtime.gen_base import DROP_PORT
+from softnic.runtime.gen_base import DROP_PORT, GenContext
+from softnic.runtime.gen_check import check_source
 from softnic.runtime.gen_deparse import DeparseGen
 from softnic.runtime.gen_parser import PARSER_STEPS_BASE, PARSER_STEPS_PER_BYTE, ParserGen
 from softnic.runtime.loader import Program
 
-__all__ = ["DROP_PORT", "PARSER_STEPS_BASE", "PARSER_STEPS_PER_BYTE", "ActionInfo", "CodeGen",
-           "Compiled", "compile_program"]
+__all__ = ["DROP_PORT", "PARSER_STEPS_BASE", "PARSER_STEPS_PER_BYTE", "ActionInfo", "Compiled",
+           "compile_program"]
 
 
 @dataclass
@@ -54,87 +57,88 @@ class Compiled:
     track_len: bool = False
 
 
-
-class CodeGen(ParserGen, ActionGen, DeparseGen):
-    """The whole generator: the part mixins plus conditions and table keys."""
-
-    # -- conditions and table keys -----------------------------------------------------------
-    def condition(self, c: dict) -> str:
-        fname = f"_cond_{c.get('id', len(self.src))}_{len(self.src)}"
-        expr = self.eg.data(c.get("expression"), f"conditional '{c.get('name')}'")
-        self.src += [f"def {fname}(F):", f"    return {expr}", ""]
-        return fname
-
-    def table_key(self, t: dict) -> tuple[str, str, list[int]]:
-        where = f"table '{t.get('name')}'"
-        srcs = []
-        widths = []
-        for k in t.get("key") or []:
-            if not isinstance(k, dict):
-                raise PipelineLoadError(f"{where}: malformed key {k!r}")
-            mt = k.get("match_type")
-            if mt == "valid":
-                h = self.lay.header(k.get("target"))
-                src, w = f"F[{h.valid_slot}]", 1
-            elif mt in ("exact", "lpm", "ternary", "range", "optional"):
-                src, w = self.slot_source({"type": "field", "value": k.get("target")}, where)
-            else:
-                raise PipelineLoadError(f"{where}: unsupported match type {mt!r}")
-            if k.get("mask") is not None:
-                src = f"({src} & {hexint(k['mask'], where)})"
-            srcs.append(src)
-            widths.append(w)
-        tid = f"{t.get('id')}_{len(self.src)}"
-        tup = f"_ktup_{tid}"
-        kint = f"_kint_{tid}"
-        self.src += [f"def {tup}(F):", f"    return ({', '.join(srcs)}{',' if srcs else ''})", ""]
-        parts = []
-        shift = 0
-        for src, w in zip(reversed(srcs), reversed(widths), strict=True):
-            parts.append(f"({src} << {shift})" if shift else src)
-            shift += w
-        self.src += [f"def {kint}(F):", f"    return {' | '.join(parts) if parts else '0'}", ""]
-        return tup, kint, widths
+def condition(ctx: GenContext, c: dict) -> str:
+    fname = ctx.fresh("cond")
+    expr = ctx.eg.data(c.get("expression"), f"conditional {c.get('name')!r}")
+    ctx.src += [f"def {fname}(F):", f"    return {expr}", ""]
+    return fname
 
 
-def compile_program(prog: Program) -> tuple[Compiled, CodeGen, dict[str, Any]]:
-    """Generate and exec all code; returns the compiled callables and the live environment."""
-    g = CodeGen(prog)
-    actions = {aid: g.action(a) for aid, a in prog.actions_by_id.items()}
-    g.deparser()
-    verify, update = g.checksums()
-    init_fast = g.parser(traced=False)
-    fast_src_len = len(g.src)
+def table_key(ctx: GenContext, t: dict) -> tuple[str, str]:
+    """Functions computing the table's lookup key from ``F``: as a tuple, and packed in an int."""
+    where = f"table {t.get('name')!r}"
+    srcs = []
+    widths = []
+    for k in t.get("key") or []:
+        if not isinstance(k, dict):
+            raise PipelineLoadError(f"{where}: malformed key {k!r}")
+        mt = k.get("match_type")
+        if mt == "valid":
+            h = ctx.lay.header(k.get("target"))
+            src, w = f"F[{h.valid_slot}]", 1
+        elif mt in ("exact", "lpm", "ternary", "range", "optional"):
+            src, w = ctx.slot_source({"type": "field", "value": k.get("target")}, where)
+        else:
+            raise PipelineLoadError(f"{where}: unsupported match type {mt!r}")
+        if k.get("mask") is not None:
+            src = f"({src} & {hexint(k['mask'], where)})"
+        srcs.append(src)
+        widths.append(w)
+    tup, kint = ctx.fresh("ktup"), ctx.fresh("kint")
+    ctx.src += [f"def {tup}(F):", f"    return ({', '.join(srcs)}{',' if srcs else ''})", ""]
+    parts = []
+    shift = 0
+    for src, w in zip(reversed(srcs), reversed(widths), strict=True):
+        parts.append(f"({src} << {shift})" if shift else src)
+        shift += w
+    ctx.src += [f"def {kint}(F):", f"    return {' | '.join(parts) if parts else '0'}", ""]
+    return tup, kint
+
+
+def _run(ctx: GenContext, label: str, env: dict[str, Any]) -> None:
+    """Verify the generated source (``gen_check``), then execute it into ``env``."""
+    source = "\n".join(ctx.src)
+    tree = check_source(source, set(env) | ctx.names, label)
+    try:
+        exec(compile(tree, label, "exec"), env)  # noqa: S102
+    except (SyntaxError, RecursionError, MemoryError) as e:  # a codegen bug; still a load error
+        raise PipelineLoadError(f"internal code generation error: {type(e).__name__}: {e}") from e
+
+
+def compile_program(prog: Program, drop_port: int = DROP_PORT
+                    ) -> tuple[Compiled, GenContext, dict[str, Any]]:
+    """Generate, verify and exec all code; returns the compiled callables and the namespace."""
+    ctx = GenContext(prog, drop_port)
+    ctx.calcs = dp = DeparseGen(ctx)
+    actions = {aid: ActionGen(ctx).action(a) for aid, a in prog.actions_by_id.items()}
+    deparse = dp.deparser()
+    verify, update = dp.checksums()
+    init_fast = ParserGen(ctx).parser(traced=False)
     conds: dict[str, str] = {}
     keys: dict[str, tuple[str, str]] = {}
     for pl in prog.json["pipelines"]:
         for c in pl.get("conditionals") or []:
-            conds[c.get("name")] = g.condition(c)
+            conds[c.get("name")] = condition(ctx, c)
         for t in pl.get("tables") or []:
-            tup, kint, _ = g.table_key(t)
-            keys[t.get("name")] = (tup, kint)
-    source = "\n".join(g.src[:fast_src_len] + g.src[fast_src_len:])
-    env = g.env
-    try:
-        exec(compile(source, "<softnic-pipeline>", "exec"), env)  # noqa: S102
-    except SyntaxError as e:  # a bug in codegen, but still a load-time failure
-        raise PipelineLoadError(f"internal code generation error: {e}") from e
-    # The traced parser lives in its own module so that its ``T`` global can be swapped.
-    g.src = []
-    init_traced = g.parser(traced=True)
+            keys[t.get("name")] = table_key(ctx, t)
+    env = ctx.env
+    _run(ctx, "<softnic-pipeline>", env)
+    # The traced parser lives in its own namespace so that its ``T`` global can be swapped.
+    ctx.src = []
+    init_traced = ParserGen(ctx).parser(traced=True)
     tenv = dict(env)
     tenv["T"] = print
-    exec(compile("\n".join(g.src), "<softnic-parser-traced>", "exec"), tenv)  # noqa: S102
+    _run(ctx, "<softnic-parser-traced>", tenv)
     for a in actions.values():
         a.fn = env[a.fn]  # type: ignore[index]
     comp = Compiled(
         parser_init=env[init_fast], parser_init_traced=tenv[init_traced], traced_env=tenv,
-        actions=actions, deparse=env["_deparse"],
-        packers={h: env[f] for h, f in g.packer_exprs.items()}, deparse_order=g.deparse_order,
+        actions=actions, deparse=env[deparse],
+        packers={h: env[f] for h, f in dp.packer_exprs.items()}, deparse_order=ctx.deparse_order,
         verify_checksums=env[verify] if verify else None,
         update_checksums=env[update] if update else None,
         conditions={n: env[f] for n, f in conds.items()},
         key_fns={n: (env[a], env[b]) for n, (a, b) in keys.items()},
-        registers=g.registers, counters=g.counters, meters=g.meters,
-        track_len=g.len_changes or g.sm_plen in g.eg.written)
-    return comp, g, env
+        registers=ctx.registers, counters=ctx.counters, meters=ctx.meters,
+        track_len=ctx.len_changes or ctx.sm_plen in ctx.eg.written)
+    return comp, ctx, env

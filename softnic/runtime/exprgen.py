@@ -15,13 +15,19 @@ from __future__ import annotations
 from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
-from softnic.runtime.loader import HeaderInfo, Layout
+from softnic.runtime.loader import MAX_BITWIDTH, HeaderInfo, Layout
 
 BINARY = {
-    "+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^",
+    "+": "+", "-": "-", "*": "*", ">>": ">>", "&": "&", "|": "|", "^": "^",
     "==": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=", "and": "and",
     "or": "or", "/": "//", "%": "%",
 }
+
+
+# Nesting depth of one JSON expression. p4c's deepest expressions (long chains of + or ++) stay
+# far below it; CPython's parser refuses source nested deeper than 200 parentheses, and the
+# recursive walk below would exhaust the stack on hostile JSON nested thousands deep.
+MAX_EXPR_DEPTH = 100
 
 
 def hexint(v: Any, where: str = "hexstr") -> int:
@@ -33,6 +39,18 @@ def hexint(v: Any, where: str = "hexstr") -> int:
         return int(v, 16)
     except ValueError:
         raise PipelineLoadError(f"{where}: malformed hex string {v!r}") from None
+
+
+# A left shift by more bits than this yields a value that every store truncates to 0 (no field,
+# parameter or register cell is wider than MAX_BITWIDTH, and p4c masks every shift result to its
+# type), so the shift is not computed: a packet-supplied amount such as 0xffffffff costs constant
+# time instead of seconds and gigabytes of memory.
+SHIFT_LIMIT = 2 * MAX_BITWIDTH
+
+
+def shift_left(v: int, amount: int) -> int:
+    """``v << amount``, in constant time for amounts past any width (see SHIFT_LIMIT)."""
+    return v << amount if amount <= SHIFT_LIMIT else 0
 
 
 def stack_base(bases: tuple[int, ...], i: int) -> int:
@@ -80,7 +98,10 @@ class ExprGen:
         # Slots named as assignment targets anywhere in the program: lets the engine skip
         # per-packet bookkeeping for architecture fields the program never writes.
         self.written: set[int] = set()
+        self.depth = 0
+        self.stack_names: dict[str, str] = {}  # stack -> env name of its header bases
         env.setdefault("_sb", stack_base)
+        env.setdefault("_shl", shift_left)
         env.setdefault("_tcm", two_comp_mod)
         env.setdefault("_sat", sat_cast)
         env.setdefault("_usat", usat_cast)
@@ -94,11 +115,12 @@ class ExprGen:
         self.env[name] = obj
         return name
 
-    def stack_bases(self, stack: str) -> str:
+    def stack_bases(self, stack: Any) -> str:
         st = self.lay.stack(stack)
-        key = "_stk_" + "".join(c if c.isalnum() else "_" for c in stack)
-        if key not in self.env:
-            self.env[key] = tuple(self.lay.headers[h].base for h in st.headers)
+        key = self.stack_names.get(st.name)
+        if key is None:
+            key = self.stack_names[st.name] = self.const(
+                tuple(self.lay.headers[h].base for h in st.headers), "stk")
         return key
 
     # -- headers -----------------------------------------------------------------------------
@@ -169,6 +191,24 @@ class ExprGen:
 
     def rv(self, node: Any, ctx: str) -> tuple[str, int | None]:
         """(Python source, known unsigned bitwidth or None) of an rvalue."""
+        if self.depth >= MAX_EXPR_DEPTH:
+            raise PipelineLoadError(f"{ctx}: expression nested deeper than {MAX_EXPR_DEPTH}")
+        self.depth += 1
+        try:
+            return self._rv(node, ctx)
+        finally:
+            self.depth -= 1
+
+    def width_arg(self, node: Any, ctx: str) -> int:
+        """A load-time constant bit width (the right operand of the cast operators)."""
+        if isinstance(node, dict) and node.get("type") == "hexstr":
+            w = hexint(node.get("value"), ctx)
+            if 1 <= w <= MAX_BITWIDTH:
+                return w
+        raise PipelineLoadError(f"{ctx}: a cast width must be a constant in 1..{MAX_BITWIDTH}, "
+                                f"got {node!r}")
+
+    def _rv(self, node: Any, ctx: str) -> tuple[str, int | None]:
         if isinstance(node, bool):
             return ("True" if node else "False"), 1
         if isinstance(node, int):
@@ -224,12 +264,23 @@ class ExprGen:
             return f"F[{h.base} + {h.nfields}]", 1
         raise PipelineLoadError(f"{ctx}: unsupported expression type {t!r}")
 
+    def shl(self, value: str, amount: Any, ctx: str) -> str:
+        """Source of ``value << amount``: inline for a small constant amount, else through
+        :func:`shift_left`, which bounds the work whatever the amount."""
+        if isinstance(amount, dict) and amount.get("type") == "hexstr":
+            k = hexint(amount.get("value"), ctx)
+            if 0 <= k <= SHIFT_LIMIT:
+                return f"({value} << {k})"
+        return f"_shl({value}, {self.data(amount, ctx)})"
+
     def op(self, e: dict, ctx: str) -> str:
         o = e.get("op")
         left = e.get("left")
         right = e.get("right")
         if o in BINARY:
             return f"({self.data(left, ctx)} {BINARY[o]} {self.data(right, ctx)})"
+        if o == "<<":
+            return self.shl(self.data(left, ctx), right, ctx)
         if o == "not":
             return f"(not {self.data(right, ctx)})"
         if o == "~":
@@ -249,11 +300,11 @@ class ExprGen:
         if o == "b2d":
             return f"(1 if {self.data(right, ctx)} else 0)"
         if o == "two_comp_mod":
-            return f"_tcm({self.data(left, ctx)}, {self.data(right, ctx)})"
+            return f"_tcm({self.data(left, ctx)}, {self.width_arg(right, ctx)})"
         if o == "sat_cast":
-            return f"_sat({self.data(left, ctx)}, {self.data(right, ctx)})"
+            return f"_sat({self.data(left, ctx)}, {self.width_arg(right, ctx)})"
         if o == "usat_cast":
-            return f"_usat({self.data(left, ctx)}, {self.data(right, ctx)})"
+            return f"_usat({self.data(left, ctx)}, {self.width_arg(right, ctx)})"
         if o == "?":
             c = self.data(e.get("cond"), ctx)
             return f"({self.data(left, ctx)} if {c} else {self.data(right, ctx)})"

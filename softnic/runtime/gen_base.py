@@ -1,11 +1,16 @@
 """Shared state of the pipeline code generators, and the helpers generated code calls.
 
-``codegen.CodeGen`` is put together from one mixin per part of a program (parser, actions,
-deparser and checksums), each in its own module. They all derive from :class:`GenBase`, which
-holds what every part needs: the program, its field layout, the expression generator, the
-extern instances, the source lines generated so far and the namespace (``env``) that source is
-``exec``-ed in. The module-level helpers below go into that namespace: generated code calls
-them for the rarer, longer operations rather than inlining them.
+Code generation is split by program part (``gen_parser``, ``gen_actions`` with the primitive
+registry in ``primitives``, ``gen_deparse``), each a small class working on one
+:class:`GenContext`, the way p4c's passes share one context: the program, its field layout, the
+expression generator, the extern instances, the source lines generated so far, the namespace
+(``env``) that source is ``exec``-ed in and the set of identifiers the generators created.
+
+Every identifier in generated source comes from :meth:`GenContext.fresh` (or is a fixed name
+written in a generator); nothing taken from the JSON is ever pasted into source except as an
+``int`` or through ``repr``. ``gen_check`` verifies that on the finished source before it runs.
+The module-level helpers below go into the namespace: generated code calls them for the rarer,
+longer operations rather than inlining them.
 """
 
 from __future__ import annotations
@@ -77,16 +82,20 @@ def _ind(lines: list[str], n: int = 1) -> list[str]:
 
 
 
-class GenBase:
-    """State shared by the code generator mixins, and header helpers they all use."""
+class GenContext:
+    """State shared by the code generators, and header helpers they all use."""
 
-    def __init__(self, prog: Program) -> None:
+    def __init__(self, prog: Program, drop_port: int = DROP_PORT) -> None:
         self.p = prog
         self.lay = prog.layout
+        self.drop_port = drop_port
         self.env: dict[str, Any] = {
             "_PE": ParserError, "_AF": AssertFailed, "_regget": _reg_get,
             "_logfmt": _log_format, "_push": _push, "_pop": _pop, "_rand": random.randint,
         }
+        # Identifiers the generators created (functions, tables of functions): the only
+        # module-level names, besides ``env``'s, that generated source may define or use.
+        self.names: set[str] = set()
         self.registers = {n: RegisterArray(n, r["size"], r["bitwidth"])
                           for n, r in prog.registers.items()}
         self.counters = {}
@@ -104,15 +113,13 @@ class GenBase:
         self.sm_espec = self.lay.sm["egress_spec"]
         self.sm_mcast = self.lay.sm["mcast_grp"]
         self.len_changes = False  # some add_header / remove_header moves the length register
-        self.calc_fns: dict[str, str] = {}
-        self.hash_fns: set[str] = set()
-        self.calc_bodies: dict[str, list[str]] = {}
-        self.calc_meta: dict[str, tuple[list, bool, list[str]]] = {}
-        self.packer_exprs: dict[str, str] = {}
+        self.ntemps = 0
         deps = prog.json["deparsers"]
         self.deparse_order = [h for h in (deps[0].get("order") or [])]
         for h in self.deparse_order:
             self.lay.header(h)
+        # Set by codegen: the calculation generator (hash primitives need its functions).
+        self.calcs: Any = None
 
         def lookahead(b: bytes, n: int, pos: int, off: int, w: int,
                       _ts: int = self.too_short) -> int:
@@ -122,6 +129,20 @@ class GenBase:
                 raise ParserError(_ts, pos) from None
 
         self.env["_la"] = lookahead
+
+    # -- identifiers -------------------------------------------------------------------------
+    def fresh(self, kind: str) -> str:
+        """A new module-level identifier ``_<kind><n>``; ``kind`` is a generator's literal."""
+        if not kind.isidentifier():
+            raise ValueError(f"bad identifier kind {kind!r}")
+        name = f"_{kind}{len(self.names)}"
+        self.names.add(name)
+        return name
+
+    def tmp(self) -> str:
+        """A new local temporary ``_t<n>`` for one primitive's generated statements."""
+        self.ntemps += 1
+        return f"_t{self.ntemps}"
 
     # -- helpers -----------------------------------------------------------------------------
     def header_int(self, h: HeaderInfo) -> str:
@@ -183,15 +204,15 @@ class GenBase:
             pieces.append(sizes)
         return fmt, chunks, pieces
 
-    def header_nbytes(self, h: Hdr) -> str:
-        """Source of a header's size in the packet, in bytes (``_h`` holds its base slot).
+    def header_nbytes(self, h: Hdr, base: str) -> str:
+        """Source of a header's size in the packet, in bytes (local ``base`` holds its base slot).
 
         This is what BMv2's add_header / remove_header add to or take from the packet length
         register; a varbit field counts with its current length.
         """
         static = sum(f[1] for f in self.p.header_types[h.htype]["fields"] if f[1] != "*")
         if h.span == h.nfields + 2:  # varbit: the length slot follows the validity slot
-            return f"(({static} + F[_h + {h.nfields + 1}]) >> 3)"
+            return f"(({static} + F[{base} + {h.nfields + 1}]) >> 3)"
         return str(static // 8)
 
     @staticmethod

@@ -12,22 +12,30 @@ from typing import Any
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.exprgen import hexint
 from softnic.runtime.externs import HASH_ALGOS
-from softnic.runtime.gen_base import GenBase, _ind
+from softnic.runtime.gen_base import GenContext, _ind
 from softnic.runtime.loader import HeaderInfo
 
 
-class DeparseGen(GenBase):
-    """Calculations, verify / update checksum and the deparser."""
+class DeparseGen:
+    """Calculations, verify / update checksum and the deparser, generated into ``ctx.src``."""
+
+    def __init__(self, ctx: GenContext) -> None:
+        self.ctx = ctx
+        self.calc_fns: dict[str, str] = {}  # calculation name -> input builder function
+        self.hash_fns: dict[str, str] = {}  # input builder -> hash function
+        self.calc_bodies: dict[str, list[str]] = {}
+        self.calc_meta: dict[str, tuple[list, bool, list[str]]] = {}
+        self.packer_exprs: dict[str, str] = {}  # header -> function packing its bytes
 
     # -- calculations ------------------------------------------------------------------------
     def calc_fn(self, name: Any, where: str) -> str:
         """Name of a generated ``(F, PL) -> bytes`` building the calculation's input."""
         if name in self.calc_fns:
             return self.calc_fns[name]
-        calc = self.p.calculations.get(name) if isinstance(name, str) else None
+        calc = self.ctx.p.calculations.get(name) if isinstance(name, str) else None
         if calc is None:
             raise PipelineLoadError(f"{where}: unknown calculation {name!r}")
-        fname = f"_calc_{len(self.calc_fns)}"
+        fname = self.ctx.fresh("calc")
         # Consecutive inputs from the same header are packed with one validity test.
         groups: list[list] = []  # [header or None, [(src, width)]]
         last_hdr: str | None = None
@@ -36,10 +44,11 @@ class DeparseGen(GenBase):
             t = inp.get("type") if isinstance(inp, dict) else None
             if t == "field":
                 ref = inp.get("value")
-                slot = self.lay.field_slot(ref)
-                h = self.lay.headers[ref[0]]
-                wd = self.lay.widths[slot]
-                val = f"(F[{slot}] & {(1 << wd) - 1:#x})" if self.lay.signed[slot] else f"F[{slot}]"
+                slot = self.ctx.lay.field_slot(ref)
+                h = self.ctx.lay.headers[ref[0]]
+                wd = self.ctx.lay.widths[slot]
+                signed = self.ctx.lay.signed[slot]
+                val = f"(F[{slot}] & {(1 << wd) - 1:#x})" if signed else f"F[{slot}]"
                 key = None if h.metadata else h.name
                 if h.vl_index is not None and slot == h.base + h.vl_index:
                     groups.append([key, [(val, f"F[{h.len_slot}]")]])
@@ -56,8 +65,8 @@ class DeparseGen(GenBase):
                 val = hexint(inp.get("value"), where) & ((1 << bw) - 1)
                 groups.append([None, [(str(val), bw)]])
             elif t == "header":
-                h = self.lay.header(inp.get("value"))
-                groups.append([h.name, [(f"({self.header_int(h)})", self.header_bits(h))]])
+                h = self.ctx.lay.header(inp.get("value"))
+                groups.append([h.name, [(f"({self.ctx.header_int(h)})", self.ctx.header_bits(h))]])
                 groups.append([None, []])
                 last_hdr = h.name
             elif t == "payload":
@@ -82,42 +91,43 @@ class DeparseGen(GenBase):
             if hname is None:
                 body.append(line)
             else:
-                body += [f"if F[{self.lay.headers[hname].valid_slot}]:", "    " + line]
+                body += [f"if F[{self.ctx.lay.headers[hname].valid_slot}]:", "    " + line]
         body += ["pad = -nb & 7", "b = (v << pad).to_bytes((nb + pad) >> 3, 'big')"]
         if payload:
             after = []
-            if last_hdr in self.deparse_order:
-                after = self.deparse_order[self.deparse_order.index(last_hdr) + 1:]
+            if last_hdr in self.ctx.deparse_order:
+                after = self.ctx.deparse_order[self.ctx.deparse_order.index(last_hdr) + 1:]
             for hn in after:
-                h = self.lay.headers[hn]
+                h = self.ctx.lay.headers[hn]
                 body += [f"if F[{h.valid_slot}]:",
-                         f"    b += ({self.header_int(h)}).to_bytes({self.header_bits(h)} >> 3, "
+                         f"    b += ({self.ctx.header_int(h)})"
+                         f".to_bytes({self.ctx.header_bits(h)} >> 3, "
                          "'big')"]
             body.append("b += PL")
         body.append("return b")
         self.calc_bodies[fname] = body
         self.calc_meta[fname] = (groups, payload, after if payload else [])
-        self.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
+        self.ctx.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
         self.calc_fns[name] = fname
         return fname
 
     def hash_fn(self, calc_name: Any, where: str) -> str:
-        calc = self.p.calculations.get(calc_name) if isinstance(calc_name, str) else None
+        calc = self.ctx.p.calculations.get(calc_name) if isinstance(calc_name, str) else None
         if calc is None:
             raise PipelineLoadError(f"{where}: unknown calculation {calc_name!r}")
         algo = calc.get("algo")
         if algo not in HASH_ALGOS:
             raise PipelineLoadError(f"calculation '{calc_name}': unsupported algorithm {algo!r}")
         cf = self.calc_fn(calc_name, where)
-        fname = f"_hash{cf}"
-        if fname not in self.hash_fns:
-            self.env[f"_algo{cf}"] = HASH_ALGOS[algo]
+        fname = self.hash_fns.get(cf)
+        if fname is None:
+            fname = self.hash_fns[cf] = self.ctx.fresh("hash")
             if algo in ("csum16", "cksum16"):
                 body = self.csum16_body(*self.calc_meta[cf])
             else:
-                body = self.calc_bodies[cf][:-1] + [f"return _algo{cf}(b)"]
-            self.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
-            self.hash_fns.add(fname)
+                fn = self.ctx.eg.const(HASH_ALGOS[algo], "algo")
+                body = self.calc_bodies[cf][:-1] + [f"return {fn}(b)"]
+            self.ctx.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
         return fname
 
     def csum16_body(self, groups: list, payload: bool, after: list[str]) -> list[str]:
@@ -159,16 +169,17 @@ class DeparseGen(GenBase):
                 else:
                     static_nb = None
             else:
-                body += [f"if F[{self.lay.headers[hname].valid_slot}]:"] + _ind(lines)
+                body += [f"if F[{self.ctx.lay.headers[hname].valid_slot}]:"] + _ind(lines)
                 static_nb = None
         body.insert(1, "nb = 0")
         if payload:
             body.append("nb += -nb & 7")
             for hn in after:
-                h = self.lay.headers[hn]
-                bits = self.header_bits(h)
+                h = self.ctx.lay.headers[hn]
+                bits = self.ctx.header_bits(h)
+                hint = self.ctx.header_int(h)
                 body += [f"if F[{h.valid_slot}]:",
-                         f"    s += (({self.header_int(h)}) % 0xffff) << ((-(nb + {bits})) & 15)",
+                         f"    s += (({hint}) % 0xffff) << ((-(nb + {bits})) & 15)",
                          f"    nb += {bits}"]
             body += ["L = len(PL) * 8",
                      "s += (int.from_bytes(PL, 'big') % 0xffff) << ((-(nb + L)) & 15)"]
@@ -177,19 +188,19 @@ class DeparseGen(GenBase):
 
     # -- checksums ---------------------------------------------------------------------------
     def checksums(self) -> tuple[str | None, str | None]:
-        cherr = self.lay.sm["checksum_error"]
+        cherr = self.ctx.lay.sm["checksum_error"]
         verify: list[str] = []
         update: list[str] = []
-        for ck in self.p.json.get("checksums") or []:
+        for ck in self.ctx.p.json.get("checksums") or []:
             name = ck.get("name", "?") if isinstance(ck, dict) else "?"
             where = f"checksum '{name}'"
             if not isinstance(ck, dict):
                 raise PipelineLoadError(f"malformed checksum {ck!r}")
-            tgt = self.lay.field_slot(ck.get("target"))
-            width = self.lay.widths[tgt]
+            tgt = self.ctx.lay.field_slot(ck.get("target"))
+            width = self.ctx.lay.widths[tgt]
             hf = self.hash_fn(ck.get("calculation"), where)
             cond = ck.get("if_cond")
-            c = self.eg.data(cond, where) if cond is not None else "True"
+            c = self.ctx.eg.data(cond, where) if cond is not None else "True"
             if ck.get("verify", True) and cherr is not None:
                 verify += [f"if {c}:",
                            f"    if F[{tgt}] != {hf}(F, PL) & {(1 << width) - 1:#x}:",
@@ -197,22 +208,22 @@ class DeparseGen(GenBase):
             if ck.get("update", True):
                 update += [f"if {c}:", f"    F[{tgt}] = {hf}(F, PL) & {(1 << width) - 1:#x}"]
         names: list[str | None] = [None, None]
-        for i, (fname, body) in enumerate((("_verify_ck", verify), ("_update_ck", update))):
+        for i, body in enumerate((verify, update)):
             if body:
-                self.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
-                names[i] = fname
+                fname = names[i] = self.ctx.fresh("ck")
+                self.ctx.src += [f"def {fname}(F, PL):"] + _ind(body) + [""]
         return names[0], names[1]
 
     # -- deparser ----------------------------------------------------------------------------
     def pack_expr(self, h: HeaderInfo) -> str:
         """Source of the header's bytes: one struct.pack when byte-aligned, else int.to_bytes."""
-        plan = self.struct_plan(h)
+        plan = self.ctx.struct_plan(h)
         if plan is None:
-            return f"({self.header_int(h)}).to_bytes({self.header_bits(h)} >> 3, 'big')"
+            return f"({self.ctx.header_int(h)}).to_bytes({self.ctx.header_bits(h)} >> 3, 'big')"
         import struct
 
         fmt, chunks, pieces = plan
-        pack = self.eg.const(struct.Struct(fmt).pack, "sp")
+        pack = self.ctx.eg.const(struct.Struct(fmt).pack, "sp")
         args = []
         for chunk, sizes in zip(chunks, pieces, strict=True):
             terms = []
@@ -233,15 +244,17 @@ class DeparseGen(GenBase):
                     sizes) * 8 else piece)
         return f"{pack}({', '.join(args)})"
 
-    def deparser(self) -> None:
-        """One ``struct.pack`` per valid header, joined once."""
+    def deparser(self) -> str:
+        """One ``struct.pack`` per valid header, joined once; returns the function's name."""
         body = ["parts = []"]
-        for hn in self.deparse_order:
-            h = self.lay.headers[hn]
+        for hn in self.ctx.deparse_order:
+            h = self.ctx.lay.headers[hn]
             expr = self.pack_expr(h)
             body += [f"if F[{h.valid_slot}]:", f"    parts.append({expr})"]
-            pname = f"_pack_{h.hid}_{len(self.packer_exprs)}"
-            self.src += [f"def {pname}(F):", f"    return {expr}", ""]
+            pname = self.ctx.fresh("pack")
+            self.ctx.src += [f"def {pname}(F):", f"    return {expr}", ""]
             self.packer_exprs[hn] = pname
         body.append("return b''.join(parts)")
-        self.src += ["def _deparse(F):"] + _ind(body) + [""]
+        fname = self.ctx.fresh("deparse")
+        self.ctx.src += [f"def {fname}(F):"] + _ind(body) + [""]
+        return fname

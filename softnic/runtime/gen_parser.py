@@ -11,8 +11,9 @@ from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.exprgen import hexint
-from softnic.runtime.gen_base import GenBase, _ind
+from softnic.runtime.gen_base import GenContext, _ind
 from softnic.runtime.loader import HeaderInfo
+from softnic.runtime.primitives import emit
 
 # Parser loop bound. BMv2's parser runs states until one transitions to accept/reject, with no
 # bound, so ``state start { transition start; }`` hangs its packet thread forever. softnic must
@@ -52,10 +53,12 @@ def _cyclic_states(states: list[dict]) -> set[str]:
     return out
 
 
-class ParserGen(GenBase):
-    """Parse states and transitions. ``primitive`` comes from the action mixin (``gen_actions``)."""
+class ParserGen:
+    """Parse states and transitions, generated into ``ctx.src``."""
 
-    # -- parser ------------------------------------------------------------------------------
+    def __init__(self, ctx: GenContext) -> None:
+        self.ctx = ctx
+
     def extract_lines(self, h: HeaderInfo, traced: bool, vl_len: str | None = None) -> list[str]:
         out = []
         if traced:
@@ -65,8 +68,8 @@ class ParserGen(GenBase):
                 raise PipelineLoadError(f"header '{h.name}' has a varbit field: use extract_VL")
             return out + self.extract_vl_lines(h, vl_len)
         nb = h.nbits // 8
-        out += [f"e = pos + {nb}", f"if e > n: raise _PE({self.too_short}, pos)"]
-        plan = self.struct_plan(h)
+        out += [f"e = pos + {nb}", f"if e > n: raise _PE({self.ctx.too_short}, pos)"]
+        plan = self.ctx.struct_plan(h)
         if plan is not None:
             return out + self.struct_extract(h, plan) + [f"F[{h.valid_slot}] = 1", "pos = e"] + [
                 f"F[{vs}] = 0" for vs in h.union_siblings]
@@ -89,7 +92,7 @@ class ParserGen(GenBase):
         import struct
 
         fmt, chunks, pieces = plan
-        unpack = self.eg.const(struct.Struct(fmt).unpack_from, "su")
+        unpack = self.ctx.eg.const(struct.Struct(fmt).unpack_from, "su")
         names = [f"u{k}" for k in range(sum(len(p) for p in pieces))]
         out = [f"{', '.join(names)}, = {unpack}(B, pos)"]
         k = 0
@@ -119,11 +122,11 @@ class ParserGen(GenBase):
 
     def extract_vl_lines(self, h: HeaderInfo, vl_len: str) -> list[str]:
         """extract_VL: the varbit field's length in bits comes from an expression."""
-        hts = self.p.errors["HeaderTooShort"]
+        hts = self.ctx.p.errors["HeaderTooShort"]
         out = [f"L = {vl_len}",
                f"if L < 0 or L > {h.max_vl_bits} or L & 7: raise _PE({hts}, pos)",
                f"r = {h.nbits} + L", "e = pos + (r >> 3)",
-               f"if e > n: raise _PE({self.too_short}, pos)",
+               f"if e > n: raise _PE({self.ctx.too_short}, pos)",
                "v = int.from_bytes(B[pos:e], 'big')"]
         for i, (_, w, s) in enumerate(h.fields):
             if i == h.vl_index:
@@ -138,27 +141,28 @@ class ParserGen(GenBase):
         return out
 
     def parser(self, traced: bool) -> str:
-        prs = self.p.json["parsers"][0]
+        prs = self.ctx.p.json["parsers"][0]
         states = prs.get("parse_states")
         if not isinstance(states, list) or not states:
             raise PipelineLoadError("parser has no parse_states")
-        sfx = "_t" if traced else ""
         fnames = {}
         for st in states:
             sname = st.get("name") if isinstance(st, dict) else None
             if not isinstance(sname, str):
                 raise PipelineLoadError(f"malformed parse state {st!r}")
-            fnames[sname] = f"_ps{len(fnames)}{sfx}"
+            if sname in fnames:
+                raise PipelineLoadError(f"duplicate parse state {sname!r}")
+            fnames[sname] = self.ctx.fresh("ps")
         init = prs.get("init_state")
         if init not in fnames:
             raise PipelineLoadError(f"parser init_state {init!r} is not a parse state")
-        sobe = self.p.errors["StackOutOfBounds"]
-        nomatch = self.p.errors["NoMatch"]
+        sobe = self.ctx.p.errors["StackOutOfBounds"]
+        nomatch = self.ctx.p.errors["NoMatch"]
         looping = _cyclic_states(states)
         # Parser loop bound (see PARSER_STEPS_PER_BYTE): only states on a cycle of the state
         # graph count their visits, so a loop-free parser pays nothing per packet.
         limit = f"{PARSER_STEPS_PER_BYTE * max(1, len(looping))} * n + {PARSER_STEPS_BASE}"
-        timeout = self.p.errors["ParserTimeout"]
+        timeout = self.ctx.p.errors["ParserTimeout"]
         for st in states:
             sname = st["name"]
             where = f"parse state '{sname}'"
@@ -175,18 +179,18 @@ class ParserGen(GenBase):
                         raise PipelineLoadError(f"{where}: extract takes one parameter")
                     kind, val = args[0].get("type"), args[0].get("value")
                     if kind == "regular":
-                        body += self.extract_lines(self.lay.header(val), traced)
+                        body += self.extract_lines(self.ctx.lay.header(val), traced)
                     elif kind == "stack":
-                        stk = self.lay.stack(val)
+                        stk = self.ctx.lay.stack(val)
                         xs = []
                         for hn in stk.headers:
-                            xf = f"_x_{self.lay.headers[hn].hid}{sfx}"
+                            xf = self.ctx.fresh("x")
                             xs.append(xf)
-                            self.src += ([f"def {xf}(B, n, pos, F):"]
-                                         + _ind(self.extract_lines(self.lay.headers[hn], traced))
-                                         + ["    return pos", ""])
-                        tab = f"_xs_{len(self.src)}{sfx}"
-                        self.src += [f"{tab} = ({', '.join(xs)},)", ""]
+                            lines = self.extract_lines(self.ctx.lay.headers[hn], traced)
+                            self.ctx.src += ([f"def {xf}(B, n, pos, F):"] + _ind(lines)
+                                             + ["    return pos", ""])
+                        tab = self.ctx.fresh("xs")
+                        self.ctx.src += [f"{tab} = ({', '.join(xs)},)", ""]
                         body += [f"i = F[{stk.next_slot}]",
                                  f"if i >= {len(stk.headers)}: raise _PE({sobe}, pos)",
                                  f"pos = {tab}[i](B, n, pos, F)",
@@ -197,35 +201,35 @@ class ParserGen(GenBase):
                     if len(args) != 2 or not isinstance(args[0], dict) \
                             or args[0].get("type") != "regular":
                         raise PipelineLoadError(f"{where}: extract_VL takes a header and a length")
-                    h = self.lay.header(args[0].get("value"))
-                    body += self.extract_lines(h, traced, self.eg.data(args[1], where))
+                    h = self.ctx.lay.header(args[0].get("value"))
+                    body += self.extract_lines(h, traced, self.ctx.eg.data(args[1], where))
                 elif o == "set":
                     if len(args) != 2:
                         raise PipelineLoadError(f"{where}: set takes two parameters")
-                    dst = self.eg.lvalue(args[0], where)
-                    src, sw = self.eg.rv(args[1], where)
-                    body.append(self.eg.store(dst, src, sw))
+                    dst = self.ctx.eg.lvalue(args[0], where)
+                    src, sw = self.ctx.eg.rv(args[1], where)
+                    body.append(self.ctx.eg.store(dst, src, sw))
                 elif o == "verify":
                     if len(args) != 2:
                         raise PipelineLoadError(f"{where}: verify takes two parameters")
-                    body.append(f"if not {self.eg.data(args[0], where)}: "
-                                f"raise _PE({self.eg.data(args[1], where)}, pos)")
+                    body.append(f"if not {self.ctx.eg.data(args[0], where)}: "
+                                f"raise _PE({self.ctx.eg.data(args[1], where)}, pos)")
                 elif o in ("advance", "shift"):
                     if len(args) != 1:
                         raise PipelineLoadError(f"{where}: {o} takes one parameter")
-                    amount = self.eg.data(args[0], where)
+                    amount = self.ctx.eg.data(args[0], where)
                     step = f"({amount}) >> 3" if o == "advance" else f"({amount})"
-                    body += [f"pos += {step}", f"if pos > n: raise _PE({self.too_short}, n)"]
+                    body += [f"pos += {step}", f"if pos > n: raise _PE({self.ctx.too_short}, n)"]
                 elif o == "primitive":
                     if len(args) != 1:
                         raise PipelineLoadError(f"{where}: primitive takes one parameter")
-                    self.eg.nparams = 0
-                    body += self.primitive(args[0], where)
-                    self.eg.nparams = None
+                    self.ctx.eg.nparams = 0
+                    body += emit(self.ctx, args[0], where)
+                    self.ctx.eg.nparams = None
                 else:
                     raise PipelineLoadError(f"{where}: unsupported parser op {o!r}")
             body += self.transitions(st, fnames, nomatch, where, traced)
-            self.src += [f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(body) + [""]
+            self.ctx.src += [f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(body) + [""]
         return fnames[init]
 
     def transitions(self, st: dict, fnames: dict[str, str], nomatch: int, where: str,
@@ -241,14 +245,14 @@ class ParserGen(GenBase):
         parts = []
         total = 0
         for k in reversed(keys):
-            src, w = self.slot_source(k, where)
+            src, w = self.ctx.slot_source(k, where)
             parts.append(f"({src} << {total})" if total else src)
             total += (w + 7) // 8 * 8
         out = []
         if parts:
             out.append(f"k = {' | '.join(reversed(parts))}")
             if traced:
-                out.append(f"T('Parser state {st['name']}: key is ' + format(k, 'x'))")
+                out.append(f"T({'Parser state ' + st['name'] + ': key is '!r} + format(k, 'x'))")
         has_default = False
         for tr in st.get("transitions") or []:
             if not isinstance(tr, dict):
