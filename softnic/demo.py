@@ -122,6 +122,8 @@ class Toolchain:
         # BMv2 also opens a Thrift server (default port 9090): give it a free port so two runs
         # do not collide. softnic has no Thrift server and needs none.
         thrift = ["--thrift-port", str(free_tcp_port())] if self.name == "bmv2" else []
+        # Always an explicit (loopback) address: simple_switch_grpc would otherwise listen on
+        # 0.0.0.0:9559. The switch runs in the root namespace, so 127.0.0.1 reaches it.
         return [*self.run_cmd, "--no-p4", *iface_args, *thrift, "--",
                 "--grpc-server-addr", grpc_addr]
 

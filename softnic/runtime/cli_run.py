@@ -4,11 +4,20 @@ Command line (FIDELITY.md)::
 
     softnic run [PROG.json | --no-p4] -i 1@veth1 -i 2@veth2 ... [--device-id N]
         [--log-console] [--log-level L] [--log-file F] [--pcap-dir DIR] [--thrift-port P]
-        [--grpc-server-addr HOST:PORT] [--cpu-port N] [-- --grpc-server-addr HOST:PORT --cpu-port N]
+        [--grpc-server-addr HOST:PORT] [--cpu-port N] [TLS options]
+        [-- --grpc-server-addr HOST:PORT --cpu-port N TLS options]
+
+    TLS options: --grpc-server-ssl --grpc-server-cert PATH --grpc-server-key PATH
+                 [--grpc-server-cacert PATH] [--grpc-server-with-client-auth]
 
 simple_switch_grpc takes its gRPC options after ``--`` (they belong to the gRPC target, not to
 the switch core); we accept them there and before ``--`` alike, so scripts written for either
 spelling work. ``--thrift-port`` is accepted and ignored: softnic has no Thrift server.
+
+Two deliberate differences, both for safety: without ``--grpc-server-addr`` the P4Runtime server
+listens on 127.0.0.1:9559 (loopback only), where simple_switch_grpc listens on 0.0.0.0:9559 (all
+interfaces); and TLS file options given without ``--grpc-server-ssl`` are an error, where
+simple_switch_grpc warns and serves plaintext.
 
 The process prints one startup line, forwards until SIGINT/SIGTERM, then stops the P4Runtime
 server, closes the ports and exits 0. Errors in the arguments or an interface that does not exist
@@ -18,10 +27,14 @@ end it with exit code 2 (usage) or 1 (runtime) before anything is started.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import logging
+import re
 import signal
+import ssl
 import sys
+import textwrap
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,11 +54,19 @@ LOG_LEVELS = {
     "error": logging.ERROR,
     "off": logging.CRITICAL + 10,
 }
-DEFAULT_GRPC_ADDR = "0.0.0.0:9559"
+# Loopback: a P4Runtime client can rewrite the whole pipeline, so the server is reachable from
+# other hosts (or network namespaces) only when an address says so. simple_switch_grpc's default
+# is BMV2_DEFAULT_GRPC_ADDR, all interfaces.
+DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
+BMV2_DEFAULT_GRPC_ADDR = "0.0.0.0:9559"
 
 
 class UsageError(Exception):
     pass
+
+
+class TLSFileError(Exception):
+    """A TLS file cannot be read or does not hold what it should; the message says what to do."""
 
 
 @dataclass
@@ -55,6 +76,11 @@ class RunConfig:
     device_id: int = 0
     cpu_port: int | None = None
     grpc_addr: str = DEFAULT_GRPC_ADDR
+    grpc_ssl: bool = False
+    grpc_cacert: Path | None = None
+    grpc_cert: Path | None = None
+    grpc_key: Path | None = None
+    grpc_client_auth: bool = False
     log_console: bool = False
     log_level: str = "info"
     log_file: Path | None = None
@@ -70,17 +96,49 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _grpc_options(p: argparse.ArgumentParser) -> None:
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout, without splitting option names such as --grpc-server-addr."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(re.sub(r"\s+", " ", text).strip(), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(re.sub(r"\s+", " ", text).strip(), width, initial_indent=indent,
+                             subsequent_indent=indent, break_on_hyphens=False)
+
+
+def _grpc_options(p: Any) -> None:  # a parser or an argument group
     p.add_argument("--grpc-server-addr", metavar="HOST:PORT",
-                   help=f"P4Runtime server address (default {DEFAULT_GRPC_ADDR})")
+                   help=f"P4Runtime server address (default {DEFAULT_GRPC_ADDR}, loopback only; "
+                        f"simple_switch_grpc's default is {BMV2_DEFAULT_GRPC_ADDR}, all "
+                        "interfaces: give that address explicitly to be reachable from other "
+                        "hosts or namespaces, preferably with --grpc-server-ssl)")
     p.add_argument("--cpu-port", type=int, metavar="N",
                    help="port whose packets go to / come from the controller (packet-in/out)")
+    p.add_argument("--grpc-server-ssl", action="store_true", default=None,
+                   help="serve P4Runtime over TLS (needs --grpc-server-cert and "
+                        "--grpc-server-key)")
+    p.add_argument("--grpc-server-cacert", type=Path, metavar="PATH",
+                   help="PEM file with the CA certificate that client certificates are verified "
+                        "against (needed by --grpc-server-with-client-auth)")
+    p.add_argument("--grpc-server-cert", type=Path, metavar="PATH",
+                   help="PEM file with the server certificate (chain)")
+    p.add_argument("--grpc-server-key", type=Path, metavar="PATH",
+                   help="PEM file with the server's private key (not passphrase-protected)")
+    p.add_argument("--grpc-server-with-client-auth", action="store_true", default=None,
+                   help="mutual TLS: refuse clients without a certificate signed by "
+                        "--grpc-server-cacert")
 
 
 def _main_parser() -> _Parser:
-    p = _Parser(prog="softnic run", add_help=True,
+    p = _Parser(prog="softnic run", add_help=True, formatter_class=_HelpFormatter,
                 description="Run a BMv2 JSON program on raw interfaces with a P4Runtime server "
-                            "(drop-in for simple_switch_grpc).")
+                            "(drop-in for simple_switch_grpc).",
+                epilog=f"Unlike simple_switch_grpc, which listens on {BMV2_DEFAULT_GRPC_ADDR} "
+                       f"(all interfaces) by default, softnic run listens on {DEFAULT_GRPC_ADDR} "
+                       "(loopback only) unless --grpc-server-addr is given. TLS options given "
+                       "without --grpc-server-ssl are an error (simple_switch_grpc ignores them "
+                       "and serves plaintext).")
     p.add_argument("program", nargs="?", type=Path, help="BMv2 JSON produced by softnic compile "
                    "or p4c-bm2-ss")
     p.add_argument("--no-p4", action="store_true",
@@ -94,7 +152,9 @@ def _main_parser() -> _Parser:
     p.add_argument("--pcap-dir", "--pcap", dest="pcap_dir", type=Path, metavar="DIR",
                    help="write <iface>_in.pcap / <iface>_out.pcap for every port")
     p.add_argument("--thrift-port", type=int, metavar="P", help="accepted and ignored")
-    _grpc_options(p)
+    _grpc_options(p.add_argument_group(
+        "gRPC target options", "simple_switch_grpc takes these after '--'; softnic run accepts "
+        "them before or after it"))
     return p
 
 
@@ -153,15 +213,111 @@ def parse_args(argv: list[str]) -> RunConfig:
     if cpu_port is not None and cpu_port in ports:
         raise UsageError(f"--cpu-port {cpu_port} is also a data port ({ports[cpu_port]})")
     grpc_addr = _check_addr(merged("grpc_server_addr") or DEFAULT_GRPC_ADDR)
+    ssl_on = bool(merged("grpc_server_ssl"))
+    client_auth = bool(merged("grpc_server_with_client_auth"))
+    cacert, cert, key = (merged(n) for n in ("grpc_server_cacert", "grpc_server_cert",
+                                             "grpc_server_key"))
+    if not ssl_on:
+        given = [opt for opt, v in (("--grpc-server-cacert", cacert), ("--grpc-server-cert", cert),
+                                    ("--grpc-server-key", key),
+                                    ("--grpc-server-with-client-auth", client_auth)) if v]
+        if given:
+            raise UsageError(f"{', '.join(given)} given without --grpc-server-ssl: add "
+                             "--grpc-server-ssl (softnic does not fall back to plaintext)")
+    else:
+        if cert is None:
+            raise UsageError("--grpc-server-ssl needs --grpc-server-cert PATH (PEM server "
+                             "certificate)")
+        if key is None:
+            raise UsageError("--grpc-server-ssl needs --grpc-server-key PATH (PEM private key)")
+        if client_auth and cacert is None:
+            raise UsageError("--grpc-server-with-client-auth needs --grpc-server-cacert PATH "
+                             "(PEM certificate of the CA that signs client certificates)")
 
     cfg = RunConfig(
         program=core.program, ports=ports, device_id=core.device_id, cpu_port=cpu_port,
-        grpc_addr=grpc_addr, log_console=core.log_console,
+        grpc_addr=grpc_addr, grpc_ssl=ssl_on, grpc_cacert=cacert, grpc_cert=cert, grpc_key=key,
+        grpc_client_auth=client_auth, log_console=core.log_console,
         log_level=core.log_level or ("trace" if core.log_console else "info"),
         log_file=core.log_file, pcap_dir=core.pcap_dir, thrift_port=core.thrift_port)
     if cfg.thrift_port is not None:
         cfg.notes.append(f"--thrift-port {cfg.thrift_port} ignored (softnic has no Thrift server)")
+    if not ssl_on and not _is_loopback(grpc_addr.rpartition(":")[0]):
+        cfg.notes.append(f"P4Runtime on {grpc_addr} is plaintext and reachable from other hosts: "
+                         "whoever connects controls the switch; add --grpc-server-ssl "
+                         "(with --grpc-server-with-client-auth) or listen on 127.0.0.1")
     return cfg
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: whatever it resolves to, assume it is reachable
+
+
+_PEM_CERT = b"-----BEGIN CERTIFICATE-----"
+
+
+def _read_pem(opt: str, path: Path, what: str) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TLSFileError(f"cannot read {opt} {path}: {exc.strerror or exc}; give the path of "
+                           f"a readable PEM file holding {what}") from None
+    if b"-----BEGIN " not in data:
+        raise TLSFileError(f"{opt} {path} is not a PEM file (no '-----BEGIN' line); it must "
+                           f"hold {what}")
+    return data
+
+
+def _no_passphrase() -> bytes:
+    raise TLSFileError("is passphrase-protected")
+
+
+def load_tls(cfg: RunConfig) -> Any:
+    """The :class:`~softnic.runtime.p4rt.ServerTLS` for ``cfg`` (None without --grpc-server-ssl).
+
+    Every file is read and checked here, before anything starts: a missing or unreadable file, a
+    key that does not match the certificate or a CA file without a certificate raises
+    :class:`TLSFileError` naming the file and what it must hold.
+    """
+    if not cfg.grpc_ssl:
+        return None
+    from softnic.runtime.p4rt import ServerTLS
+
+    assert cfg.grpc_cert is not None and cfg.grpc_key is not None  # parse_args checks
+    cert = _read_pem("--grpc-server-cert", cfg.grpc_cert, "the server certificate")
+    key = _read_pem("--grpc-server-key", cfg.grpc_key, "the server's private key")
+    if _PEM_CERT not in cert:
+        raise TLSFileError(f"--grpc-server-cert {cfg.grpc_cert} holds no certificate "
+                           f"('{_PEM_CERT.decode()}' line); give the server certificate")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_cert_chain(cfg.grpc_cert, cfg.grpc_key, password=_no_passphrase)
+    except TLSFileError:
+        raise TLSFileError(f"--grpc-server-key {cfg.grpc_key} is passphrase-protected; give an "
+                           "unencrypted key (as simple_switch_grpc needs too)") from None
+    except ssl.SSLError as exc:
+        why = f" ({exc.reason.lower().replace('_', ' ')})" if exc.reason else ""
+        raise TLSFileError(f"--grpc-server-key {cfg.grpc_key} is not the private key of "
+                           f"--grpc-server-cert {cfg.grpc_cert}, or one of them is not valid "
+                           f"PEM{why}; give the certificate and the key made with it") from None
+    root = None
+    if cfg.grpc_cacert is not None:
+        root = _read_pem("--grpc-server-cacert", cfg.grpc_cacert,
+                         "the CA certificate that signs client certificates")
+        try:
+            ctx.load_verify_locations(cadata=root.decode("latin-1"))
+        except (ssl.SSLError, ValueError):
+            raise TLSFileError(f"--grpc-server-cacert {cfg.grpc_cacert} holds no valid "
+                               "certificate; give the PEM certificate of the CA that signs client "
+                               "certificates") from None
+    return ServerTLS(cert_chain=cert, private_key=key, root_certs=root,
+                     require_client_auth=cfg.grpc_client_auth)
 
 
 def setup_logging(cfg: RunConfig) -> None:
@@ -213,6 +369,11 @@ def _traced_handler(process: Any) -> Any:
 def run(cfg: RunConfig, ready: threading.Event | None = None,
         stop: threading.Event | None = None) -> int:
     """Start switch, ports and P4Runtime server; block until ``stop`` (or a signal) is set."""
+    try:
+        tls = load_tls(cfg)  # first: a bad certificate or key stops us before anything starts
+    except TLSFileError as exc:
+        print(f"softnic run: error: {exc}", file=sys.stderr)
+        return 1
     from softnic.runtime import switch as switch_mod  # imported late: keeps `--help` fast
     from softnic.runtime.p4rt import P4RuntimeServer
 
@@ -238,7 +399,7 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
     server = P4RuntimeServer(sw, cfg.device_id, cfg.cpu_port)
     _connect_transmit(server, ports)
     try:
-        grpc_port = server.start(cfg.grpc_addr)
+        grpc_port = server.start(cfg.grpc_addr, tls)
     except Exception as exc:
         ports.close()
         print(f"softnic run: cannot start P4Runtime server on {cfg.grpc_addr}: {exc}",
@@ -251,10 +412,12 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
     prog = str(cfg.program) if cfg.program is not None else "none (--no-p4)"
     port_list = " ".join(f"{n}@{i}" for n, i in sorted(cfg.ports.items())) or "none"
     cpu = cfg.cpu_port if cfg.cpu_port is not None else "none"
+    security = ("" if tls is None else "; TLS, client certificates required"
+                if cfg.grpc_client_auth else "; TLS")
     for note in cfg.notes:
         print(f"softnic run: note: {note}", file=sys.stderr)
     print(f"softnic run: program {prog}; ports {port_list}; cpu port {cpu}; "
-          f"P4Runtime on {host}:{grpc_port} device id {cfg.device_id}", flush=True)
+          f"P4Runtime on {host}:{grpc_port} device id {cfg.device_id}{security}", flush=True)
     if ready is not None:
         ready.set()
     try:
@@ -296,7 +459,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"softnic run: error: {exc}", file=sys.stderr)
         print("usage: softnic run [PROG.json | --no-p4] -i PORT@IFACE ... "
-              "[-- --grpc-server-addr HOST:PORT --cpu-port N]  (see --help)", file=sys.stderr)
+              "[-- --grpc-server-addr HOST:PORT --cpu-port N --grpc-server-ssl ...]  (see --help)",
+              file=sys.stderr)
         return 2
     setup_logging(cfg)
     stop = threading.Event()

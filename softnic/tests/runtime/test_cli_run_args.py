@@ -16,12 +16,12 @@ def prog(tmp_path: Path) -> Path:
     return p
 
 
-def test_defaults_like_simple_switch_grpc(prog: Path) -> None:
+def test_defaults_like_simple_switch_grpc_but_loopback(prog: Path) -> None:
     cfg = parse_args([str(prog), "-i", "1@veth1", "-i", "2@veth2"])
     assert cfg.program == prog
     assert cfg.ports == {1: "veth1", 2: "veth2"}
     assert (cfg.device_id, cfg.cpu_port, cfg.grpc_addr) == (0, None, DEFAULT_GRPC_ADDR)
-    assert DEFAULT_GRPC_ADDR == "0.0.0.0:9559"
+    assert DEFAULT_GRPC_ADDR == "127.0.0.1:9559"  # simple_switch_grpc: 0.0.0.0:9559
     assert cfg.pcap_dir is None and cfg.log_console is False
 
 
