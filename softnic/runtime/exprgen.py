@@ -24,10 +24,11 @@ BINARY = {
 }
 
 
-# Nesting depth of one JSON expression. p4c's deepest expressions (long chains of + or ++) stay
-# far below it; CPython's parser refuses source nested deeper than 200 parentheses, and the
-# recursive walk below would exhaust the stack on hostile JSON nested thousands deep.
-MAX_EXPR_DEPTH = 100
+# Nesting depth of one JSON expression, counting "expression" wrappers. p4c's deep expressions
+# (chains of + or ++ over dozens of operands) stay below it; hostile JSON nested thousands deep
+# would exhaust the recursive walk below and CPython's parser (at most 200 nested parentheses;
+# generated source deeper than that is refused by gen_check as a load error too).
+MAX_EXPR_DEPTH = 200
 
 
 def hexint(v: Any, where: str = "hexstr") -> int:

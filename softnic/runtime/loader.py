@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
+from softnic.runtime.schema import check_document
 
 # The core errors BMv2 knows; p4c assigns these values in this order when the program uses them.
 DEFAULT_ERRORS = {
@@ -275,9 +276,9 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
 
 
 def load_program(j: Any) -> Program:
-    """Validate the top level of ``j`` and build the :class:`Program`."""
-    if not isinstance(j, dict):
-        raise PipelineLoadError("BMv2 JSON must be a JSON object")
+    """Validate ``j`` (types throughout: ``schema``; references: here) and build the
+    :class:`Program`."""
+    check_document(j)
     meta = j.get("__meta__")
     if isinstance(meta, dict) and isinstance(meta.get("version"), list):
         ver = meta["version"]
