@@ -75,6 +75,7 @@ class RunConfig:
     ports: dict[int, str]
     device_id: int = 0
     cpu_port: int | None = None
+    drop_port: int = 511
     grpc_addr: str = DEFAULT_GRPC_ADDR
     grpc_ssl: bool = False
     grpc_cacert: Path | None = None
@@ -146,6 +147,9 @@ def _main_parser() -> _Parser:
     p.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE",
                    help="attach switch port PORT to interface IFACE (repeatable)")
     p.add_argument("--device-id", type=int, default=0, metavar="N")
+    p.add_argument("--drop-port", type=int, default=511, metavar="N",
+                   help="egress port that means drop; mark_to_drop writes it (default: 511, "
+                   "as simple_switch)")
     p.add_argument("--log-console", action="store_true", help="log to stderr (per-packet trace)")
     p.add_argument("-L", "--log-level", choices=sorted(LOG_LEVELS), default=None)
     p.add_argument("--log-file", type=Path, metavar="F")
@@ -212,6 +216,11 @@ def parse_args(argv: list[str]) -> RunConfig:
         raise UsageError("--cpu-port must be in 0..511")
     if cpu_port is not None and cpu_port in ports:
         raise UsageError(f"--cpu-port {cpu_port} is also a data port ({ports[cpu_port]})")
+    if not 0 <= core.drop_port < 512:
+        raise UsageError("--drop-port must be in 0..511")
+    if core.drop_port in ports:
+        raise UsageError(f"--drop-port {core.drop_port} is also a data port "
+                         f"({ports[core.drop_port]})")
     grpc_addr = _check_addr(merged("grpc_server_addr") or DEFAULT_GRPC_ADDR)
     ssl_on = bool(merged("grpc_server_ssl"))
     client_auth = bool(merged("grpc_server_with_client_auth"))
@@ -236,6 +245,7 @@ def parse_args(argv: list[str]) -> RunConfig:
 
     cfg = RunConfig(
         program=core.program, ports=ports, device_id=core.device_id, cpu_port=cpu_port,
+        drop_port=core.drop_port,
         grpc_addr=grpc_addr, grpc_ssl=ssl_on, grpc_cacert=cacert, grpc_cert=cert, grpc_key=key,
         grpc_client_auth=client_auth, log_console=core.log_console,
         log_level=core.log_level or ("trace" if core.log_console else "info"),
@@ -438,6 +448,8 @@ def _switch_kwargs(cls: Any, cfg: RunConfig, trace: logging.Logger) -> dict[str,
     kw: dict[str, Any] = {}
     if "cpu_port" in params:
         kw["cpu_port"] = cfg.cpu_port
+    if "drop_port" in params:
+        kw["drop_port"] = cfg.drop_port
     if "trace" in params and _tracing(cfg):
         kw["trace"] = lambda msg, *a: trace.log(TRACE, msg, *a)
     return kw

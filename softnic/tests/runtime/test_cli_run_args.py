@@ -85,3 +85,12 @@ def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "--grpc-server-addr" in out and "--no-p4" in out
+
+
+def test_drop_port_like_simple_switch(prog: Path) -> None:
+    assert parse_args([str(prog), "-i", "1@v1"]).drop_port == 511
+    assert parse_args([str(prog), "-i", "1@v1", "--drop-port", "100"]).drop_port == 100
+    with pytest.raises(UsageError, match="--drop-port must be in 0..511"):
+        parse_args([str(prog), "-i", "1@v1", "--drop-port", "512"])
+    with pytest.raises(UsageError, match="also a data port"):
+        parse_args([str(prog), "-i", "1@v1", "--drop-port", "1"])
