@@ -7,6 +7,10 @@ we, on the AST, before the checker sees it. Doing it at the source level means t
 the lowering only ever meet the core subset, and every rewritten node keeps the location of the
 code it came from, so later errors still point at the user's source.
 
+Names are resolved first (:class:`Resolve`, p4c's UniqueNames/ResolveReferences): a reference
+to a shadowable top-level declaration becomes ``.name`` and a block-local that hides an outer
+local is renamed, so code copied into another scope keeps its meaning.
+
 The rewrites (run per top-level declaration, in source order, so a callee is always finished
 before its caller is):
 
@@ -15,7 +19,8 @@ before its caller is):
   control-plane names are ``Caller.guard.x``, as with p4c); constructor parameters become the
   constant arguments; each ``apply`` call becomes an :class:`InlinedApply` block in which the
   apply parameters are replaced by the arguments (copied into a temporary when an ``in`` argument
-  is not a plain location);
+  is not a plain location); a callee action parameter named like a caller name in the arguments
+  is renamed (keeping its control-plane name) so it cannot capture it;
 - functions: every call is expanded in front of the statement that contains it; parameters are
   bound like above, ``return`` is removed by moving the code that follows it into the other
   branch of the enclosing ``if`` and the result lands in a fresh ``retval`` variable;
@@ -28,7 +33,7 @@ before its caller is):
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
@@ -131,6 +136,120 @@ class Names:
             i += 1
         self.used.add(f"{base}_{i}")
         return f"{base}_{i}"
+
+
+# ---------------------------------------------------------------------- name resolution
+
+
+BODIES = (ast.FunctionDecl, ast.ActionDecl, ast.ControlDecl, ast.ParserDecl)
+
+
+class Resolve:
+    """Make every name mean the same thing wherever inlining moves it (p4c runs UniqueNames
+    and resolves all references before InlineFunctions/InlineControls).
+
+    - A reference to a top-level declaration whose name is also declared somewhere below the
+      top level (a local, a parameter) becomes ``.name``, P4's explicit top-level path, so an
+      inlined function or control body still means the global when the call site declares its
+      own ``K``. Names no local declares stay as written (nothing can capture them).
+    - A variable or constant declared in a block (apply, action, function or state body) that
+      shadows an enclosing local name is renamed to a fresh name, with its uses. After this no
+      block-level name hides another, so renaming and substituting by name (below) cannot hit
+      the wrong declaration.
+    """
+
+    def __init__(self, prog: ast.Program, names: Names) -> None:
+        self.names = names
+        top = {d.name for d in prog.decls if isinstance(d, ast.Decl)}
+        local: set[str] = set()
+        for d in prog.decls:
+            if not isinstance(d, BODIES):
+                continue
+            local.update(getattr(d, "type_params", []))
+            for n in walk(d):
+                if n is not d and isinstance(n, (ast.Decl, ast.Param)) and not isinstance(
+                        n, ast.ParserState):
+                    local.add(n.name)
+        self.shadowed = top & local
+
+    def run(self, prog: ast.Program) -> None:
+        for d in prog.decls:
+            if isinstance(d, BODIES):
+                self.node(d, {})
+
+    def top_level(self, e: Any) -> Any:
+        """Qualify an expression that is evaluated at the top level (main's arguments)."""
+        self.node(e, {})
+        return e
+
+    def global_name(self, name: str) -> str | None:
+        """The top-level declaration a reference names after :meth:`run`, None for a local."""
+        if name.startswith("."):
+            return name[1:]
+        return None if name in self.shadowed else name
+
+    def ref(self, node: Any, scope: dict[str, str]) -> None:
+        n = node.name
+        if n in scope:
+            node.name = scope[n]
+        elif n in self.shadowed:
+            node.name = "." + n
+
+    def node(self, n: Any, scope: dict[str, str]) -> None:
+        if isinstance(n, ast.Annotation):
+            return  # annotation bodies are not P4 expressions in scope
+        if isinstance(n, (ast.PathExpr, ast.ActionRef, ast.TypeName)):
+            self.ref(n, scope)
+            if not isinstance(n, ast.PathExpr):
+                for c in children(n):
+                    self.node(c, scope)
+        elif isinstance(n, (ast.FunctionDecl, ast.ActionDecl)):
+            inner = {**scope, **{t: t for t in getattr(n, "type_params", [])}}
+            for p in n.params:
+                self.node(p.type, inner)
+                if p.default is not None:
+                    self.node(p.default, scope)
+            inner.update({p.name: p.name for p in n.params})
+            self.block(n.body.stmts, inner)
+        elif isinstance(n, (ast.ControlDecl, ast.ParserDecl)):
+            inner = {**scope, **{t: t for t in n.type_params}}
+            for p in n.params + n.ctor_params:
+                self.node(p.type, inner)
+                if p.default is not None:
+                    self.node(p.default, inner)
+            inner.update({p.name: p.name for p in n.params + n.ctor_params})
+            for x in n.locals:
+                self.node(x, inner)
+                inner[x.name] = x.name
+            if isinstance(n, ast.ControlDecl):
+                self.block(n.apply.stmts, inner)
+            else:
+                for st in n.states:
+                    after = self.block(st.stmts, inner)
+                    if st.transition is not None:
+                        self.node(st.transition, after)
+        elif isinstance(n, ast.BlockStmt):
+            self.block(n.stmts, scope)
+        else:
+            for c in children(n):
+                self.node(c, scope)
+
+    def block(self, stmts: list[Any], scope: dict[str, str]) -> dict[str, str]:
+        scope = dict(scope)
+        declared = [s.name for s in stmts if isinstance(s, ast.Decl)]
+        for s in stmts:
+            self.node(s, scope)
+            if not isinstance(s, ast.Decl):
+                continue
+            # a name declared twice in one block keeps its spelling: the checker refuses it
+            if isinstance(s, (ast.VarDecl, ast.ConstDecl)) and s.name in scope and (
+                    declared.count(s.name) == 1):
+                new = self.names.fresh(s.name)
+                scope[s.name] = new
+                s.name = new
+            else:
+                scope[s.name] = s.name
+        return scope
 
 
 # ---------------------------------------------------------------------- substitution
@@ -253,20 +372,24 @@ def bind_args(call_node: ast.Node, params: list[ast.Param], args: list[ast.Argum
 
 
 def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
-                args: list[ast.Expr | None], what: str
+                args: list[ast.Expr | None], what: str, pinned: Iterable[str] = ()
                 ) -> tuple[dict[str, ast.Expr | str], list[Any], list[Any]]:
     """Parameter bindings for an inlined body: (mapping, statements before, copy-outs after).
 
     A location argument is used in place (no copy) unless another argument shares its root
-    variable, where copy-in/copy-out is needed to keep P4's semantics; literals are substituted;
-    any other ``in`` argument is evaluated once into a temporary."""
+    variable, or it names one of ``pinned`` (variables the bound code cannot see), where
+    copy-in/copy-out is needed to keep P4's semantics; literals are substituted; any other
+    ``in`` argument is evaluated once into a temporary."""
     roots = [lvalue_root(a) if a is not None else None for a in args]
+    pinned = set(pinned)
     mapping: dict[str, ast.Expr | str] = {}
     before: list[Any] = []
     after: list[Any] = []
     for p, a, root in zip(params, args, roots, strict=True):
         shared = root is not None and roots.count(root) > 1 and any(
             q.direction in ("out", "inout") for q in params)
+        shared = shared or (a is not None and any(
+            isinstance(n, ast.PathExpr) and n.name in pinned for n in walk(a)))
         if a is None or isinstance(a, ast.DontCare):
             tmp = names.fresh(p.name)
             before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), None, loc=call_node.loc))
@@ -369,10 +492,12 @@ class Desugar:
     def __init__(self, prog: ast.Program) -> None:
         self.prog = prog
         self.names = Names(prog)
+        self.resolve = Resolve(prog, self.names)
         self.functions: dict[str, ast.FunctionDecl] = {}
         self.blocks: dict[str, ast.Decl] = {}
 
     def run(self) -> ast.Program:
+        self.resolve.run(self.prog)
         self.bind_main_ctor_args()
         for d in self.prog.decls:
             if isinstance(d, ast.FunctionDecl):
@@ -413,8 +538,8 @@ class Desugar:
                 seen.add(blk.name)
                 vals = bind_args(c, blk.ctor_params, c.args, blk.name)
                 mapping: dict[str, ast.Expr | str] = {
-                    p.name: v for p, v in zip(blk.ctor_params, vals, strict=True)
-                    if v is not None}
+                    p.name: self.resolve.top_level(v)
+                    for p, v in zip(blk.ctor_params, vals, strict=True) if v is not None}
                 blk.ctor_params = []
                 c.args = []
                 for f in ("locals", "apply", "states"):
@@ -432,6 +557,7 @@ class Desugar:
             callee = self.callee_control(loc)
             if callee is not None:
                 assert isinstance(loc, ast.InstantiationDecl)
+                callee = self.unshadow_action_params(callee, self.caller_names(d, loc))
                 mapping, copied = self.instance_locals(loc, callee)
                 instances[loc.name] = (callee, mapping, copied, loc)
         sites = {n: 0 for n in instances}
@@ -440,7 +566,7 @@ class Desugar:
             if n is not None:
                 sites[n] += 1
         bound: dict[str, list[Any]] = {}  # instance -> locals once its parameters are bound
-        lifted: list[Any] = []
+        lifted: dict[str, list[Any]] = {}  # instance -> its argument temporaries
         for lname, (callee, _, copied, inst) in instances.items():
             pnames = {p.name for p in callee.params}
             uses_params = any(isinstance(n, ast.PathExpr) and n.name in pnames
@@ -450,14 +576,16 @@ class Desugar:
                           "parameters can be applied only once on this target")
             if sites[lname] and not uses_params:
                 bound[lname] = copied
-        d.apply = self.replace_applies(d.apply, instances, bound, lifted)
+        d.apply = self.replace_applies(d.apply, instances, bound, lifted,
+                                       set(declared_names(d.apply)))
         new_locals: list[Any] = []
         for loc in d.locals:
             if isinstance(loc, ast.InstantiationDecl) and loc.name in instances:
-                new_locals.extend(bound.get(loc.name, []))
+                # the temporaries first: the bound actions read them
+                new_locals.extend(lifted.get(loc.name, []) + bound.get(loc.name, []))
             else:
                 new_locals.append(loc)
-        d.locals = new_locals + lifted
+        d.locals = new_locals
         self.move_control_initializers(d)
         local_funcs = {x.name: x for x in d.locals if isinstance(x, ast.FunctionDecl)}
         funcs = {**self.functions, **local_funcs}
@@ -471,11 +599,63 @@ class Desugar:
     def callee_control(self, loc: Any) -> ast.ControlDecl | None:
         if not isinstance(loc, ast.InstantiationDecl) or not isinstance(loc.type, ast.TypeName):
             return None
-        blk = self.blocks.get(loc.type.name)
+        name = self.resolve.global_name(loc.type.name)
+        blk = self.blocks.get(name) if name is not None else None
         if isinstance(blk, ast.ParserDecl):
             raise err(loc, f"{loc.name}: parser instantiation (sub-parsers) is unsupported on "
                       "this target")
         return blk if isinstance(blk, ast.ControlDecl) else None
+
+    def caller_names(self, d: ast.ControlDecl, inst: ast.InstantiationDecl) -> set[str]:
+        """The local names (of the caller) in the expressions that the instance's constructor
+        and apply calls bind to the callee's parameters."""
+        exprs: list[Any] = list(inst.args)
+        for s in walk(d.apply):
+            if self.apply_target(s, {inst.name: None}) is not None:
+                exprs.extend(s.call.args)
+        return {n.name for e in exprs for n in walk(e)
+                if isinstance(n, ast.PathExpr) and not n.name.startswith(".")}
+
+    def unshadow_action_params(self, callee: ast.ControlDecl, avoid: set[str]
+                               ) -> ast.ControlDecl:
+        """The callee, with every action parameter named like one of ``avoid`` renamed.
+
+        The callee's parameters are replaced by the caller's argument expressions, also inside
+        its actions, whose parameters would otherwise capture a caller variable of the same
+        name. The parameter keeps its control-plane name (``@name``, as p4c's
+        UniqueParameters does), and named arguments in calls of the action follow it."""
+        renames: dict[str, dict[str, str]] = {}
+        for x in callee.locals:
+            if isinstance(x, ast.ActionDecl):
+                r = {p.name: self.names.fresh(p.name) for p in x.params if p.name in avoid}
+                if r:
+                    renames[x.name] = r
+        if not renames:
+            return callee
+        callee = copy.deepcopy(callee)
+        for x in callee.locals:
+            r = renames.get(x.name) if isinstance(x, ast.ActionDecl) else None
+            if not r:
+                continue
+            for p in x.params:
+                if p.name in r:
+                    if not any(a.name == "name" for a in p.annotations):
+                        p.annotations.append(ast.Annotation(
+                            "name", f'"{p.name}"', [ast.StringLiteral(p.name, loc=p.loc)],
+                            loc=p.loc))
+                    p.name = r[p.name]
+            x.body = substitute(x.body, dict(r))
+        for n in walk(callee):
+            if isinstance(n, ast.Call) and isinstance(n.target, ast.PathExpr):
+                r, args = renames.get(n.target.name), n.args
+            elif isinstance(n, ast.ActionRef):
+                r, args = renames.get(n.name), n.args
+            else:
+                continue
+            for a in args if r else []:
+                if a.name is not None:
+                    a.name = r.get(a.name, a.name)
+        return callee
 
     def instance_locals(self, inst: ast.InstantiationDecl, callee: ast.ControlDecl
                         ) -> tuple[dict[str, ast.Expr | str], list[Any]]:
@@ -506,10 +686,12 @@ class Desugar:
         return None
 
     def replace_applies(self, node: Any, instances: dict[str, Any], bound: dict[str, list[Any]],
-                        lifted: list[Any]) -> Any:
+                        lifted: dict[str, list[Any]], block_locals: set[str]) -> Any:
         """Each ``inst.apply(args)`` becomes the callee's body with its parameters bound. When
         the callee's locals use the parameters too (one call site only), they are bound with
-        the same arguments, and argument temporaries become control-level variables."""
+        the same arguments, and argument temporaries become control-level variables; an
+        argument that names a variable of the apply block (which control-level actions cannot
+        see) then goes through such a temporary too."""
 
         def fn(s: Any) -> Any:
             n = self.apply_target(s, instances)
@@ -517,12 +699,14 @@ class Desugar:
                 return s
             callee, mapping, copied, _ = instances[n]
             args = bind_args(s.call, callee.params, s.call.args, f"{n}.apply")
-            pmap, before, after = bind_params(self.names, s, callee.params, args, f"{n}.apply")
+            pmap, before, after = bind_params(self.names, s, callee.params, args, f"{n}.apply",
+                                              block_locals if n not in bound else ())
             if n not in bound:
                 bound[n] = [substitute(x, pmap) for x in copied]
                 stmts = []
                 for v in before:
-                    lifted.append(ast.VarDecl(v.name, v.type, None, loc=v.loc))
+                    lifted.setdefault(n, []).append(ast.VarDecl(v.name, v.type, None,
+                                                                loc=v.loc))
                     if v.init is not None:
                         stmts.append(ast.AssignStmt(ast.PathExpr(v.name, loc=v.loc), v.init,
                                                     loc=v.loc))
@@ -573,10 +757,11 @@ class Desugar:
             s.lhs = expr(s.lhs)
         elif isinstance(s, ast.CallStmt):
             t = s.call.target
-            if isinstance(t, ast.PathExpr) and t.name in funcs:
+            f = self.function(t, funcs)
+            if f is not None:
                 for a in s.call.args:
                     a.value = expr(a.value)
-                pre.extend(self.inline_call(s.call, funcs[t.name], None))
+                pre.extend(self.inline_call(s.call, f, None))
                 return pre
             s.call = expr(s.call)
         elif isinstance(s, ast.IfStmt):
@@ -616,15 +801,14 @@ class Desugar:
             e.target = self.hoist(e.target, funcs, pre, conditional)
             for a in e.args:
                 a.value = self.hoist(a.value, funcs, pre, conditional)
-            t = e.target
-            if isinstance(t, ast.PathExpr) and t.name in funcs:
-                f = funcs[t.name]
+            f = self.function(e.target, funcs)
+            if f is not None:
                 if conditional and not is_pure(f):
-                    raise err(e, f"{t.name}: a function with side effects called where it is "
+                    raise err(e, f"{f.name}: a function with side effects called where it is "
                               "evaluated conditionally (after && / || or in ?:) is unsupported "
                               "on this target")
                 if isinstance(f.ret, ast.VoidType):
-                    raise err(e, f"{t.name}: a void function cannot be used as a value")
+                    raise err(e, f"{f.name}: a void function cannot be used as a value")
                 retval = self.names.fresh("retval")
                 pre.extend(self.inline_call(e, f, retval))
                 return ast.PathExpr(retval, loc=e.loc)
@@ -633,6 +817,20 @@ class Desugar:
             return e
         map_children(e, lambda x: self.hoist(x, funcs, pre, conditional), ast.Expr)
         return e
+
+    def function(self, target: Any, funcs: dict[str, ast.FunctionDecl]
+                 ) -> ast.FunctionDecl | None:
+        """The function a call target names, or None (a local of that name hides a top-level
+        function: :class:`Resolve` left only such references unqualified)."""
+        if not isinstance(target, ast.PathExpr):
+            return None
+        name = target.name
+        if name.startswith("."):
+            return self.functions.get(name[1:])
+        f = funcs.get(name)
+        if f is not None and f is self.functions.get(name) and name in self.resolve.shadowed:
+            return None
+        return f
 
     def inline_call(self, call: ast.Call, f: ast.FunctionDecl, retval: str | None) -> list[Any]:
         if f.type_params:

@@ -146,8 +146,10 @@ class Program:
                 raise err(p, f"{p.name}: directional action parameters are unsupported here")
             w = bit_width(t)
             env2[id(psym)] = JsonLoc({"type": "runtime_data", "value": len(rd)}, t)
-            rd.append({"name": p.name, "bitwidth": w})
-            params.append(ActionParamInfo(p.name, w, self.annotations(p)))
+            # the control-plane name: @name keeps it when desugaring renamed the parameter
+            pname = annotation_string(p, "name") or p.name
+            rd.append({"name": pname, "bitwidth": w})
+            params.append(ActionParamInfo(pname, w, self.annotations(p)))
         sl = StmtLowerer(self, env2, "action", sym.qualified)
         sl.stmts(d.body.stmts)
         aid = self.add_action_json(sym.qualified, rd, sl.ops, d)
