@@ -363,6 +363,8 @@ class ExprLowerer:
             return Val(op(o, self.data(e.left), self.data(e.right)), True)
         if o in ("<", "<=", ">", ">="):
             return Val(op(o, self.data(e.left), self.data(e.right)), True)
+        if o in ("<<", ">>"):
+            self.check_shift_amount(e)
         a, b = self.data(e.left), self.data(e.right)
         if o in ("&", "|", "^"):
             return Val(op(o, a, b))
@@ -380,6 +382,27 @@ class ExprLowerer:
             raw = op("+" if o == "|+|" else "-", a, b)
             return Val(op("sat_cast" if t.signed else "usat_cast", raw, hexstr(t.width)))
         raise err(e, f"{show_expr(e)}: operator {o} unsupported here")
+
+    # p4c's BMv2 back end (LowerExpressions::maxShiftWidth): BMv2 takes a shift amount of at
+    # most 8 bits.
+    MAX_SHIFT_WIDTH = 8
+
+    def check_shift_amount(self, e: ast.Binary) -> None:
+        """Refuse a shift BMv2 cannot run, as p4c-bm2-ss's LowerExpressions::shift does: a
+        ``bit<W>`` amount with W > 8 (run-time or a typed constant such as ``16w2``: the check
+        is on the type) or an untyped constant above 256. Shifts p4c removes before its back
+        end are kept: constant ones are folded before we get here, and a shift by 0 or of a
+        constant 0 is simplified away (ConstantFolding, StrengthReduction)."""
+        if self.const(e.right) == 0 or self.const(e.left) == 0:
+            return
+        rt = self.type(e.right)
+        if isinstance(rt, BitT) and rt.width > self.MAX_SHIFT_WIDTH:
+            raise err(e, f"{show_expr(e)}: shift amount limited to {self.MAX_SHIFT_WIDTH} bits "
+                      "on this target")
+        limit = 1 << self.MAX_SHIFT_WIDTH
+        amount = self.const(e.right)
+        if isinstance(rt, InfIntT) and isinstance(amount, int) and amount > limit:
+            raise err(e, f"{show_expr(e)}: shift amount limited to {limit} on this target")
 
     def lower_cast(self, e: ast.Cast, t: PType) -> Val:
         st = self.type(e.expr)

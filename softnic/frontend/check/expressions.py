@@ -10,6 +10,7 @@ from __future__ import annotations
 from softnic.frontend import ast
 from softnic.frontend.check.helpers import check_width, err
 from softnic.frontend.check.state import CheckerState
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope
 from softnic.frontend.types import (
@@ -252,6 +253,13 @@ class ExpressionsMixin(CheckerState):
                 return a
             if not isinstance(a, BitT):
                 raise err(e, f"{show_expr(e)}: cannot shift a value of type {a.show()}")
+            n = self.const_eval(e.right, scope)
+            if isinstance(n, int) and not isinstance(n, bool) and n >= a.width:
+                # p4c's TypeInference::shift warns (and accepts: the result is 0, or the sign)
+                w = CompileWarning(e.loc, f"{show_expr(e)}: shifting value with {a.width} "
+                                   f"bits by {n}")
+                if w not in self.warnings:
+                    self.warnings.append(w)
             return a
         a = self.type_of(e.left, scope, expected)
         b = self.type_of(e.right, scope, a if not isinstance(a, InfIntT) else expected)

@@ -1,0 +1,19 @@
+// expect: 13:19: error: hdr.h.a << hdr.h.b: shift amount limited to 8 bits on this target
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<16> b; }
+struct headers_t { h_t h; }
+struct meta_t { }
+parser P(packet_in pk, out headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control V(inout headers_t hdr, inout meta_t m) { apply { } }
+control I(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) {
+    apply {
+        hdr.h.a = hdr.h.a << hdr.h.b;
+    }
+}
+control E(inout headers_t hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers_t hdr, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers_t hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
