@@ -49,19 +49,22 @@ def show_expr(e: ast.Expr | None) -> str:
     if isinstance(e, ast.PathExpr):
         return e.name
     if isinstance(e, ast.Member):
-        return f"{show_expr(e.expr)}.{e.name}"
+        return f"{_postfix_base(e.expr)}.{e.name}"
     if isinstance(e, ast.Index):
-        return f"{show_expr(e.expr)}[{show_expr(e.index)}]"
+        return f"{_postfix_base(e.expr)}[{show_expr(e.index)}]"
     if isinstance(e, ast.Slice):
-        return f"{show_expr(e.expr)}[{show_expr(e.hi)}:{show_expr(e.lo)}]"
+        return f"{_postfix_base(e.expr)}[{show_expr(e.hi)}:{show_expr(e.lo)}]"
     if isinstance(e, ast.Unary):
-        return f"{e.op}{show_expr(e.expr)}"
+        return f"{e.op}{_prefix_operand(e.expr)}"
     if isinstance(e, ast.Binary):
         return f"{_operand(e.left, e.op, False)} {e.op} {_operand(e.right, e.op, True)}"
     if isinstance(e, ast.Ternary):
-        return f"{show_expr(e.cond)} ? {show_expr(e.then)} : {show_expr(e.other)}"
+        cond = show_expr(e.cond)
+        if isinstance(e.cond, ast.Ternary):
+            cond = f"({cond})"
+        return f"{cond} ? {show_expr(e.then)} : {show_expr(e.other)}"
     if isinstance(e, ast.Cast):
-        return f"({show_type(e.type)}){show_expr(e.expr)}"
+        return f"({show_type(e.type)}){_prefix_operand(e.expr)}"
     if isinstance(e, ast.Call):
         targs = ""
         if e.type_args:
@@ -97,6 +100,18 @@ def show_stmt(s: ast.Stmt) -> str:
         init = f" = {show_expr(s.init)}" if s.init is not None else ""
         return f"{show_type(s.type)} {s.name}{init}"
     return type(s).__name__
+
+
+def _prefix_operand(e: ast.Expr) -> str:
+    """The operand of a prefix operator or cast: ``!(a >= 3)`` must not read as ``!a >= 3``."""
+    text = show_expr(e)
+    return f"({text})" if isinstance(e, (ast.Binary, ast.Ternary)) else text
+
+
+def _postfix_base(e: ast.Expr) -> str:
+    """What ``.f``, ``[i]`` or ``[h:l]`` applies to: ``(a ++ b)[7:0]``, ``((bit<8>)x)[3:0]``."""
+    text = show_expr(e)
+    return f"({text})" if isinstance(e, (ast.Binary, ast.Ternary, ast.Unary, ast.Cast)) else text
 
 
 def _operand(e: ast.Expr, parent_op: str, right: bool) -> str:
