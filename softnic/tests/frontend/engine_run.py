@@ -16,18 +16,24 @@ from softnic.runtime.switch import Switch
 BYTES4 = "bit<8> a; bit<8> b; bit<8> c; bit<8> d;"
 
 
-def program(body: str, fields: str = BYTES4, ingress: str = "I()") -> str:
+PARSER = """
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(h.d); transition accept; }
+}
+"""
+
+
+def program(body: str, fields: str = BYTES4, ingress: str = "I()", parser: str = PARSER) -> str:
     """``body`` declares (at least) ``control I(inout headers_t h, inout meta_t meta, inout
-    standard_metadata_t sm)``; ``ingress`` is how main instantiates it."""
+    standard_metadata_t sm)``; ``ingress`` is how main instantiates it; ``parser`` replaces
+    the default parser ``P`` (which only extracts ``h.d``)."""
     return f"""
 #include <core.p4>
 #include <v1model.p4>
 header data_t {{ {fields} }}
 struct headers_t {{ data_t d; }}
 struct meta_t {{ bit<8> m; }}
-parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {{
-    state start {{ pkt.extract(h.d); transition accept; }}
-}}
+{parser}
 {body}
 control VC(inout headers_t h, inout meta_t meta) {{ apply {{ }} }}
 control E(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {{ apply {{ }} }}

@@ -251,3 +251,30 @@ def test_action_parameter_name_annotation_is_its_control_plane_name() -> None:
     assert act["runtime_data"] == [{"name": "out_port", "bitwidth": 9}]
     info = next(a for a in resources.actions if a.name == "AIngress.ingress.fwd")
     assert [p.name for p in info.params] == ["out_port"]
+
+
+def test_function_inlined_into_parser_keeps_the_global(tmp_path: Path) -> None:
+    """Parser-level and state-level K around calls of a function that reads the global K, in
+    a state statement, inside an ``if`` (the state is split) and in a select expression."""
+    parser = """
+const bit<8> K = 5;
+bit<8> f(in bit<8> a) { return a + K; }
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    bit<8> K = 1;
+    state start {
+        pkt.extract(h.d);
+        h.d.a = f(h.d.a);
+        bit<8> K = 2;
+        h.d.b = h.d.b + K;
+        if (h.d.c == 30) { h.d.c = f(h.d.c) + K; }
+        transition select(f(h.d.d)) { 45: two; default: accept; }
+    }
+    state two { h.d.d = K; transition accept; }
+}
+"""
+    body = """
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; }
+}
+"""
+    assert list(run_src(tmp_path, program(body, parser=parser), IN)) == [15, 22, 37, 1]
