@@ -6,6 +6,7 @@ see packets going in and coming out (and the control-plane API), never generated
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,17 @@ def program(*, types: str, headers: dict[str, str], meta: str = "bit<8> unused;"
                            ingress=ingress, compute=compute, emit=emit)
 
 
+_compiled: dict[str, dict[str, Any]] = {}
+
+
 def compile_src(tmp_path: Path, src: str, name: str = "prog") -> dict[str, Any]:
-    path = tmp_path / f"{name}.p4"
-    path.write_text(src)
-    bmv2_json, _ = compile_file(path)
-    return bmv2_json
+    """BMv2 JSON of ``src`` (a fresh copy each call; the compile itself is done once per
+    process, which keeps mutation-testing runs, that fork per mutant, from recompiling)."""
+    if src not in _compiled:
+        path = tmp_path / f"{name}.p4"
+        path.write_text(src)
+        _compiled[src] = compile_file(path)[0]
+    return copy.deepcopy(_compiled[src])
 
 
 def switch_for(bmv2_json: dict[str, Any]) -> Switch:

@@ -47,9 +47,11 @@ SIGNED = program(
     """)
 
 
-@pytest.fixture(scope="module")
-def signed_sw(tmp_path_factory: pytest.TempPathFactory):
-    return switch_for(compile_src(tmp_path_factory.mktemp("signed"), SIGNED))
+# Switches are made per test (the compile is cached): mutation testing maps each test to the
+# engine code it runs, and a module-scoped switch would tie code generation to one test only.
+@pytest.fixture
+def signed_sw(tmp_path):
+    return switch_for(compile_src(tmp_path, SIGNED))
 
 
 @pytest.mark.parametrize("a", [0x00, 0x01, 0x7F, 0x80, 0x81, 0xFE, 0xFF])
@@ -96,9 +98,9 @@ PAIRS = [(0, 0), (1, 2), (100, 155), (100, 156), (200, 200), (255, 255), (10, 5)
          (0x80, 0x80), (0x80, 0x7F), (0x01, 0x80), (0xFF, 0x7F)]
 
 
-@pytest.fixture(scope="module")
-def sat_sw(tmp_path_factory: pytest.TempPathFactory):
-    return switch_for(compile_src(tmp_path_factory.mktemp("sat"), SAT))
+@pytest.fixture
+def sat_sw(tmp_path):
+    return switch_for(compile_src(tmp_path, SAT))
 
 
 @pytest.mark.parametrize(("a", "b"), PAIRS)

@@ -55,9 +55,11 @@ CSUM = program(
     """)
 
 
-@pytest.fixture(scope="module")
-def sw(tmp_path_factory: pytest.TempPathFactory):
-    return switch_for(compile_src(tmp_path_factory.mktemp("csum"), CSUM))
+# a switch per test (the compile is cached), so that mutation testing ties the checksum code
+# generation to every test rather than to the first one that used a module-scoped switch
+@pytest.fixture
+def sw(tmp_path):
+    return switch_for(compile_src(tmp_path, CSUM))
 
 
 def packet(a: int, b: int, ck: int, *, more: int = 0, n1: int = 0, n2: int = 0, s: int = 0,
@@ -146,3 +148,106 @@ def test_update_checksum_condition(tmp_path) -> None:
     assert one_out(sw, bytes.fromhex("00001234abcd")) == bytes.fromhex("00001234abcd")
     assert one_out(sw, bytes.fromhex("0100ffffabcd")) == bytes.fromhex("0100ffff0000")
     assert one_out(sw, bytes.fromhex("01000000abcd")) == bytes.fromhex("01000000ffff")
+
+
+# -- constants and metadata before any header field: shifts known at load time ------------------
+
+STATIC = program(
+    types="header h_t { bit<16> a; bit<16> b; bit<16> ck; bit<16> ck2; }",
+    headers={"h": "h_t"},
+    meta="bit<16> m16; bit<4> n4; bit<12> m12;",
+    ingress="meta.m16 = hdr.h.b ^ 16w0x1234; meta.n4 = hdr.h.a[3:0]; meta.m12 = hdr.h.b[11:0];",
+    compute="""
+        update_checksum(true, { 8w0xAB, meta.m16, 8w0x01, hdr.h.a, hdr.h.b }, hdr.h.ck,
+                        HashAlgorithm.csum16);
+        update_checksum(true, { meta.n4, 4w0x5, 8w0x0F, meta.m12, 4w0xC, hdr.h.a },
+                        hdr.h.ck2, HashAlgorithm.csum16);
+    """)
+
+
+@pytest.mark.parametrize(("a", "b"), [(0, 0), (0xFFFF, 0xFFFF), (0x1234, 0x5678),
+                                      (0x8001, 0x0FF0), (0x54FE, 0xEDCB)])
+def test_checksum_starting_with_constants_and_metadata(tmp_path, a: int, b: int) -> None:
+    sw = switch_for(compile_src(tmp_path, STATIC))
+    out = one_out(sw, a.to_bytes(2, "big") + b.to_bytes(2, "big") + bytes(4))
+    ab = out[0:4]
+    m16 = (b ^ 0x1234).to_bytes(2, "big")
+    assert out[4:6] == csum(b"\xab" + m16 + b"\x01" + ab).to_bytes(2, "big")
+    # n4 (4) 5 (4) | 0x0F (8) | m12 (12) C (4) | a (16)
+    v = (((a & 0xF) << 4 | 5) << 8 | 0x0F) << 16 | ((b & 0xFFF) << 4 | 0xC)
+    assert out[6:8] == csum(v.to_bytes(4, "big") + ab[:2]).to_bytes(2, "big")
+
+
+# -- a varbit field in the checksum ------------------------------------------------------------
+
+VARBIT = program(
+    types="header l_t { bit<8> len; bit<16> ck; bit<16> ck2; }\n"
+          "header o_t { varbit<64> opts; }\nheader t_t { bit<8> z; }",
+    headers={"l": "l_t", "o": "o_t", "t": "t_t"},
+    parse="pkt.extract(hdr.l); pkt.extract(hdr.o, (bit<32>)hdr.l.len << 3); "
+          "pkt.extract(hdr.t); transition accept;",
+    compute="""
+        update_checksum(true, { hdr.l.len, hdr.o.opts, hdr.t.z }, hdr.l.ck, HashAlgorithm.csum16);
+        update_checksum(true, { hdr.o.opts, hdr.l.len, 8w0x77 }, hdr.l.ck2, HashAlgorithm.csum16);
+    """)
+
+
+@pytest.mark.parametrize("opts", [b"", b"\x01", b"\xff\xfe", b"\x12\x34\x56", b"\xff" * 8,
+                                  bytes(range(1, 8))])
+def test_checksum_over_a_varbit_field(tmp_path, opts: bytes) -> None:
+    sw = switch_for(compile_src(tmp_path, VARBIT))
+    z = b"\x5a"
+    out = one_out(sw, bytes([len(opts)]) + bytes(4) + opts + z + b"tail")
+    n = bytes([len(opts)])
+    assert out[1:3] == csum(n + opts + z).to_bytes(2, "big")
+    assert out[3:5] == csum(opts + n + b"\x77").to_bytes(2, "big")
+    assert out[5:] == opts + z + b"tail"
+
+
+# -- a whole header as calculation input, and checksum entries without verify/update flags -----
+
+def test_whole_header_input_sums_like_its_fields(tmp_path) -> None:
+    """BMv2 JSON may give a header as one calculation input; it sums like its fields."""
+    j = compile_src(tmp_path, CSUM)
+    [calc] = [c for c in j["calculations"]
+              if [i.get("value") for i in c["input"]] == [["h", "a"], ["h", "b"]]]
+    calc["input"] = [{"type": "field", "value": ["h", "a"]},
+                     {"type": "header", "value": "o"},
+                     {"type": "field", "value": ["h", "b"]}]
+    sw = switch_for(j)
+    o = bytes([0xEE, 0x12, 0x34])
+    for data, with_o in ((packet(0x1111, 0x2222, 0, more=1, o=o), True),
+                         (packet(0x1111, 0x2222, 0), False)):
+        out = one_out(sw, data)
+        exp = csum(out[0:2] + (o if with_o else b"") + out[2:4])
+        assert out[6:8] == exp.to_bytes(2, "big")
+        # the verify entry shares the calculation
+        assert out[8] == 1
+
+
+FLAGS = program(
+    types="header h_t { bit<16> a; bit<16> ck; bit<8> err; bit<8> c8; }",
+    headers={"h": "h_t"},
+    verify="verify_checksum(true, { hdr.h.a }, hdr.h.ck, HashAlgorithm.csum16);",
+    ingress="hdr.h.err = (bit<8>)sm.checksum_error;",
+    compute="update_checksum(true, { hdr.h.a }, hdr.h.c8, HashAlgorithm.csum16);")
+
+
+def test_checksum_entries_without_flags_verify_and_update(tmp_path) -> None:
+    j = compile_src(tmp_path, FLAGS)
+    sw = switch_for(j)
+    # as compiled: verify only into ck (never rewritten), update only into the 8-bit c8
+    assert one_out(sw, bytes.fromhex("1234" "0000" "00" "00")) == bytes.fromhex(
+        "1234" "0000" "01" "cb")
+    assert one_out(sw, bytes.fromhex("1234" "edcb" "00" "00")) == bytes.fromhex(
+        "1234" "edcb" "00" "cb")
+    for ck in j["checksums"]:
+        del ck["verify"], ck["update"]
+    sw = switch_for(j)
+    # without flags each entry both verifies and updates; c8 is checked on its 8 bits
+    assert one_out(sw, bytes.fromhex("1234" "0000" "00" "cb")) == bytes.fromhex(
+        "1234" "edcb" "01" "cb")
+    assert one_out(sw, bytes.fromhex("1234" "edcb" "00" "cb")) == bytes.fromhex(
+        "1234" "edcb" "00" "cb")
+    assert one_out(sw, bytes.fromhex("1234" "edcb" "00" "ed")) == bytes.fromhex(
+        "1234" "edcb" "01" "cb")

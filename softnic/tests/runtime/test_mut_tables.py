@@ -7,6 +7,8 @@ the tests look only at the packets that come out and at what the API reads back.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from softnic.runtime.api import ActionCall, AlreadyExists, InvalidArgument, MatchKey, TableEntry
@@ -31,15 +33,27 @@ DECLS = """
                    actions = { set5; NoAction; } default_action = NoAction(); }
     table t_one { key = { hdr.h.b : exact; } actions = { set6; NoAction; }
                   default_action = NoAction(); size = 1; }
+    action set7(bit<8> v) { hdr.h.o7 = v; }
+    table t_lt { key = { hdr.h.c : lpm; hdr.h.b : ternary; } actions = { set7; NoAction; }
+                 default_action = NoAction(); }
+    action set8(bit<8> v) { hdr.h.o8 = v; }
+    table t_const { key = { hdr.h.b : exact; } actions = { set8; NoAction; }
+                    const entries = { 0x01 : set8(0x11); 0x02 : set8(0x22); } }
+    direct_counter(CounterType.packets_and_bytes) dc;
+    direct_meter<bit<8>>(MeterType.packets) dm;
+    action set9(bit<8> v) { hdr.h.o9 = v; dm.read(meta.color); }
+    table t_res { key = { hdr.h.a : exact; } actions = { set9; NoAction; }
+                  default_action = NoAction(); counters = dc; meters = dm; }
 """
 
 SRC = program(
     types="header h_t { bit<8> a; bit<8> b; bit<16> c; bit<8> o1; bit<8> o2; bit<8> o3; "
-          "bit<8> o4; bit<8> o5; bit<8> o6; }",
+          "bit<8> o4; bit<8> o5; bit<8> o6; bit<8> o7; bit<8> o8; bit<8> o9; }",
+    meta="bit<8> color;",
     headers={"h": "h_t"},
     ingress_decls=DECLS,
     ingress="t_mask.apply(); t_mask2.apply(); t_lpm.apply(); t_lpm1.apply(); t_tern.apply(); "
-            "t_one.apply();")
+            "t_one.apply(); t_lt.apply(); t_const.apply(); t_res.apply();")
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +67,9 @@ def sw(bmv2_json: dict):
 
 
 def send(sw, a: int, b: int = 0, c: int = 0) -> bytes:
-    """The six action outputs o1..o6 for a packet with header fields a, b, c."""
-    out = one_out(sw, bytes([a, b]) + c.to_bytes(2, "big") + bytes(6))
-    return out[4:10]
+    """The action outputs o1..o9 for a packet with header fields a, b, c."""
+    out = one_out(sw, bytes([a, b]) + c.to_bytes(2, "big") + bytes(9))
+    return out[4:13]
 
 
 def add(sw, table: str, key: list, action: str, v: int, priority: int = 0) -> None:
@@ -324,3 +338,90 @@ def test_action_parameter_checks(sw) -> None:
         sw.table_add("I.t_one", TableEntry([MatchKey(1)], ActionCall("I.set6", [1, 2])))
     add(sw, "t_one", [MatchKey(1)], "set6", 0xFF)
     assert send(sw, 0, b=1)[5] == 0xFF
+
+
+def test_ternary_field_without_key_mask(sw) -> None:
+    add(sw, "t_lt", [None, None], "set7", 1, priority=1)  # both wildcards: everything
+    assert [send(sw, 0, b=b, c=c)[6] for b, c in ((1, 1), (0xFF, 0xFFFF), (0, 0))] == [1, 1, 1]
+    sw.table_delete("I.t_lt", [None, None], 1)
+    add(sw, "t_lt", [MatchKey(0x1200, prefix_len=8), MatchKey(0x81, mask=0x81)], "set7", 2,
+        priority=3)
+    add(sw, "t_lt", [MatchKey(0x1200, prefix_len=8), MatchKey(0x01, mask=0x81)], "set7", 3,
+        priority=3)  # same priority, another value: another entry
+    add(sw, "t_lt", [MatchKey(0x1200, prefix_len=16), MatchKey(0x01, mask=0x81)], "set7", 4,
+        priority=3)
+    assert send(sw, 0, b=0x81, c=0x12AB)[6] == 2
+    assert send(sw, 0, b=0xFF, c=0x12AB)[6] == 2
+    assert send(sw, 0, b=0x01, c=0x12AB)[6] == 3
+    assert send(sw, 0, b=0x01, c=0x1200)[6] in (3, 4)  # equal priorities: either
+    assert send(sw, 0, b=0x80, c=0x12AB)[6] == 0
+    assert send(sw, 0, b=0x81, c=0x13AB)[6] == 0
+    assert len(sw.table_entries("I.t_lt")) == 3
+
+
+def test_range_entries_with_equal_priority_are_distinct(sw) -> None:
+    add(sw, "t_tern", [None, MatchKey(1, high=2), None], "set5", 1, priority=4)
+    add(sw, "t_tern", [None, MatchKey(3, high=4), None], "set5", 2, priority=4)
+    assert [send(sw, 0, b=b)[4] for b in (1, 2, 3, 4, 5)] == [1, 1, 2, 2, 0]
+
+
+def test_const_entries(sw) -> None:
+    assert send(sw, 0, b=1)[7] == 0x11
+    assert send(sw, 0, b=2)[7] == 0x22
+    assert send(sw, 0, b=3)[7] == 0
+    es = sorted(sw.table_entries("I.t_const"), key=lambda e: e.key[0].value)
+    assert [(e.key, e.action, e.priority, e.is_const, e.counter_packets, e.counter_bytes)
+            for e in es] == [
+        ([MatchKey(1)], ActionCall("I.set8", [0x11]), 0, True, 0, 0),
+        ([MatchKey(2)], ActionCall("I.set8", [0x22]), 0, True, 0, 0)]
+
+
+def test_direct_counter_and_meter_read_back(sw) -> None:
+    sw.table_add("I.t_res", TableEntry([MatchKey(7)], ActionCall("I.set9", [9]),
+                                       counter_packets=5, counter_bytes=100,
+                                       meter_config=(1000, 10, 2000, 20)))
+    assert send(sw, 7)[8] == 9
+    assert send(sw, 7)[8] == 9
+    [e] = sw.table_entries("I.t_res")
+    assert (e.counter_packets, e.counter_bytes) == (7, 100 + 2 * 13)
+    assert e.meter_config == (1000, 10, 2000, 20)
+    assert e.is_const is False
+
+
+# -- JSON the front end does not write but BMv2 accepts -----------------------------------------
+
+def table_json(j: dict, name: str) -> dict:
+    [pl] = [p for p in j["pipelines"] if p["name"] == "ingress"]
+    return next(t for t in pl["tables"] if t["name"] == f"I.{name}")
+
+
+@pytest.mark.parametrize("match_type", ["exact", "ternary", "lpm"])
+def test_lpm_keys_match_longest_prefix_whatever_the_json_match_type(bmv2_json, match_type):
+    j = copy.deepcopy(bmv2_json)
+    table_json(j, "t_lpm1")["match_type"] = match_type
+    table_json(j, "t_lpm")["match_type"] = match_type
+    sw = switch_for(j)
+    add(sw, "t_lpm1", [MatchKey(0x1200, prefix_len=8)], "set4", 8)
+    add(sw, "t_lpm1", [MatchKey(0x1230, prefix_len=12)], "set4", 12)
+    add(sw, "t_lpm1", [MatchKey(0x1000, prefix_len=4)], "set4", 4)
+    assert [send(sw, 0, c=c)[3] for c in (0x1234, 0x12F0, 0x1FFF, 0x2000)] == [12, 8, 4, 0]
+    add(sw, "t_lpm", [MatchKey(1), MatchKey(0x1200, prefix_len=8), MatchKey(2)], "set3", 8)
+    add(sw, "t_lpm", [MatchKey(1), MatchKey(0x1231, prefix_len=16), MatchKey(2)], "set3", 16)
+    assert send(sw, 2, b=1, c=0x1231)[2] == 16
+    assert send(sw, 2, b=1, c=0x1232)[2] == 8
+
+
+def test_valid_match_kind(bmv2_json) -> None:
+    """A P4-14 style ``valid`` key: 1 when the header is valid."""
+    j = copy.deepcopy(bmv2_json)
+    t = table_json(j, "t_one")
+    t["key"] = [{"match_type": "valid", "name": "h.valid", "target": "h", "mask": None}]
+    t["max_size"] = 0  # no size: no limit
+    sw = switch_for(j)
+    add(sw, "t_one", [MatchKey(1)], "set6", 0x61)
+    add(sw, "t_one", [MatchKey(0)], "set6", 0x60)  # a second entry: size 0 means no limit
+    assert send(sw, 0, b=0x42)[5] == 0x61
+    with pytest.raises(AlreadyExists):  # exact: the priority is not part of the entry
+        add(sw, "t_one", [MatchKey(1)], "set6", 0x62, priority=3)
+    with pytest.raises(InvalidArgument):
+        add(sw, "t_one", [MatchKey(2)], "set6", 0x62)
