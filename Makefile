@@ -3,6 +3,7 @@
 #   make test   install what is missing, then run every test
 #   make setup  only install (Debian packages via apt-get, Python virtualenv in .venv with pinned versions)
 #   make lint   ruff over the Python code
+#   make mutate mutation testing of the engine (exprgen, gen_deparse, tables); not part of `make test`
 #   make clean  remove build output (keeps .venv; `make distclean` removes it too)
 
 SHELL := /bin/bash
@@ -15,7 +16,7 @@ PYTEST_ARGS ?=
 # Debian packages the project needs, as "command:package" pairs; installed only when the command is missing.
 APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool
 
-.PHONY: all run test setup apt venv lint clean distclean
+.PHONY: all run test setup apt venv lint mutate clean distclean
 
 all: test
 
@@ -44,6 +45,19 @@ test: setup
 
 lint: venv
 	$(VENV)/bin/ruff check softnic bench
+
+# mutmut (config in pyproject.toml [tool.mutmut]) starts from a fresh ./mutants every time, so the
+# score is never a stale cache; it keeps to MUTATE_CHILDREN processes (the machine has 2 cores).
+MUTATE_CHILDREN ?= 2
+
+mutate: venv
+	rm -rf mutants
+	@echo "mutmut: running (about 10 minutes on 2 cores), output in mutants.log"
+	$(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) > mutants.log 2>&1 || \
+	  { tail -c 4000 mutants.log | tr '\r' '\n' | tail -40; exit 1; }
+	@mv mutants.log mutants/run.log
+	$(PY) tools/mutation_score.py
+	@echo "survivors: $(VENV)/bin/mutmut results; one diff: $(VENV)/bin/mutmut show NAME"
 
 run: setup
 	$(PY) -m softnic.demo --target $(TARGET)
