@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from softnic.runtime.api import PipelineLoadError
 from softnic.tests.runtime.mut_programs import compile_src, one_out, program, switch_for
 
 
@@ -182,13 +183,15 @@ def test_checksum_starting_with_constants_and_metadata(tmp_path, a: int, b: int)
 
 VARBIT = program(
     types="header l_t { bit<8> len; bit<16> ck; bit<16> ck2; }\n"
-          "header o_t { varbit<64> opts; }\nheader t_t { bit<8> z; }",
+          "header o_t { bit<8> kind; varbit<64> opts; }\nheader t_t { bit<8> z; }",
     headers={"l": "l_t", "o": "o_t", "t": "t_t"},
     parse="pkt.extract(hdr.l); pkt.extract(hdr.o, (bit<32>)hdr.l.len << 3); "
           "pkt.extract(hdr.t); transition accept;",
     compute="""
-        update_checksum(true, { hdr.l.len, hdr.o.opts, hdr.t.z }, hdr.l.ck, HashAlgorithm.csum16);
-        update_checksum(true, { hdr.o.opts, hdr.l.len, 8w0x77 }, hdr.l.ck2, HashAlgorithm.csum16);
+        update_checksum(true, { hdr.l.len, hdr.o.kind, hdr.o.opts, hdr.t.z }, hdr.l.ck,
+                        HashAlgorithm.csum16);
+        update_checksum(true, { hdr.o.opts, hdr.l.len, 8w0x77, hdr.o.kind }, hdr.l.ck2,
+                        HashAlgorithm.csum16);
     """)
 
 
@@ -197,11 +200,12 @@ VARBIT = program(
 def test_checksum_over_a_varbit_field(tmp_path, opts: bytes) -> None:
     sw = switch_for(compile_src(tmp_path, VARBIT))
     z = b"\x5a"
-    out = one_out(sw, bytes([len(opts)]) + bytes(4) + opts + z + b"tail")
+    k = b"\xc3"
+    out = one_out(sw, bytes([len(opts)]) + bytes(4) + k + opts + z + b"tail")
     n = bytes([len(opts)])
-    assert out[1:3] == csum(n + opts + z).to_bytes(2, "big")
-    assert out[3:5] == csum(opts + n + b"\x77").to_bytes(2, "big")
-    assert out[5:] == opts + z + b"tail"
+    assert out[1:3] == csum(n + k + opts + z).to_bytes(2, "big")
+    assert out[3:5] == csum(opts + n + b"\x77" + k).to_bytes(2, "big")
+    assert out[5:] == k + opts + z + b"tail"
 
 
 # -- a whole header as calculation input, and checksum entries without verify/update flags -----
@@ -251,3 +255,108 @@ def test_checksum_entries_without_flags_verify_and_update(tmp_path) -> None:
         "1234" "edcb" "00" "cb")
     assert one_out(sw, bytes.fromhex("1234" "edcb" "00" "ed")) == bytes.fromhex(
         "1234" "edcb" "01" "cb")
+
+
+def test_fields_of_an_invalid_header_and_metadata_between_them(tmp_path) -> None:
+    """Fields of an invalid header are left out; metadata fields never are."""
+    j = compile_src(tmp_path, CSUM)
+    [calc] = [c for c in j["calculations"]
+              if [i.get("value") for i in c["input"]] == [["h", "a"], ["h", "b"]]]
+    calc["input"] = [{"type": "field", "value": ["h", "a"]},
+                     {"type": "field", "value": ["o", "x"]},
+                     {"type": "field", "value": ["o", "y"]},
+                     {"type": "field", "value": ["scalars", "userMetadata.m16"]},
+                     {"type": "field", "value": ["h", "b"]}]
+    sw = switch_for(j)
+    o = bytes([0xEE, 0x12, 0x34])
+    for data, oo in ((packet(0x1111, 0x2222, 0, more=1, o=o), o),
+                     (packet(0x1111, 0x2222, 0), b"")):
+        out = one_out(sw, data)
+        m16 = (0x1111 ^ 0x0F0F).to_bytes(2, "big")
+        assert out[6:8] == csum(out[0:2] + oo + m16 + out[2:4]).to_bytes(2, "big")
+
+
+def test_whole_header_input_then_payload_includes_the_headers_after_it(tmp_path) -> None:
+    j = compile_src(tmp_path, CSUM)
+    [ck4] = [c for c in j["checksums"] if c["target"] == ["h", "ck4"]]
+    [calc] = [c for c in j["calculations"] if c["name"] == ck4["calculation"]]
+    calc["input"] = [{"type": "header", "value": "h"}, {"type": "payload", "value": None}]
+    sw = switch_for(j)
+    o = bytes([0xEE, 0x12, 0x34])
+    for oo, more in ((o, 1), (b"", 0)):
+        data = packet(0x1234, 0x4321, 0, more=more, o=oo, payload=b"xyz")
+        out = one_out(sw, data)
+        h_then = out[:15] + bytes(2)  # h as it was when ck4 was computed (ck4 still 0)
+        assert out[15:17] == csum(h_then + oo + b"xyz").to_bytes(2, "big")
+
+
+@pytest.mark.parametrize(("calc_input", "msg"), [
+    ({"type": "hexstr", "value": "0x1", "bitwidth": 0}, r"hexstr needs a bitwidth"),
+    ({"type": "hexstr", "value": "0x1", "bitwidth": -8}, r"hexstr needs a bitwidth"),
+    ({"type": "hexstr", "value": "0x1", "bitwidth": "8"}, r"hexstr needs a bitwidth"),
+    ({"type": "hexstr", "value": "0x1"}, r"hexstr needs a bitwidth"),
+    ({"type": "lookahead", "value": [0, 8]}, r"unsupported input"),
+    (5, r"unsupported input 5"),
+])
+def test_malformed_calculation_inputs(tmp_path, calc_input, msg) -> None:
+    j = compile_src(tmp_path, COND)
+    j["calculations"][0]["input"].append(calc_input)
+    with pytest.raises(PipelineLoadError, match=msg):
+        switch_for(j)
+
+
+def test_one_bit_constant_in_a_calculation(tmp_path) -> None:
+    j = compile_src(tmp_path, COND)
+    j["calculations"][0]["input"] = [
+        {"type": "hexstr", "value": "0x3", "bitwidth": 1},  # only the low bit counts
+        {"type": "hexstr", "value": "0x7f", "bitwidth": 7},
+        {"type": "field", "value": ["h", "a"]}]
+    sw = switch_for(j)
+    out = one_out(sw, bytes.fromhex("01001234abcd"))
+    assert out[4:6] == csum(bytes.fromhex("ff1234")).to_bytes(2, "big")
+
+
+@pytest.mark.parametrize("name", [["calc"], {"n": 1}, 7])
+def test_calculation_name_must_be_a_string(tmp_path, name) -> None:
+    j = compile_src(tmp_path, COND)
+    j["checksums"][0]["calculation"] = name
+    with pytest.raises(PipelineLoadError, match=r"calculation"):
+        switch_for(j)
+
+
+# -- other algorithms build the input bytes (crc32 is zlib's) ----------------------------------
+
+CRC = program(
+    types="header h_t { bit<16> a; bit<8> more; bit<4> n; bit<4> m; int<8> s; bit<32> crc; "
+          "bit<32> crc2; }\nheader o_t { bit<8> x; bit<16> y; }",
+    headers={"h": "h_t", "o": "o_t"},
+    meta="bit<16> m16;",
+    parse="pkt.extract(hdr.h); transition select(hdr.h.more) { 1: parse_o; default: accept; }",
+    states="state parse_o { pkt.extract(hdr.o); transition accept; }",
+    ingress="meta.m16 = hdr.h.a ^ 16w0xF0F0;",
+    compute="""
+        update_checksum_with_payload(true, { meta.m16, hdr.h.a, 8w0x11, hdr.h.n, hdr.h.m,
+                                             hdr.h.s }, hdr.h.crc, HashAlgorithm.crc32);
+        update_checksum(true, { hdr.o.x, hdr.o.y, hdr.h.a, 4w0xA, hdr.h.n }, hdr.h.crc2,
+                        HashAlgorithm.crc32);
+    """)
+
+
+@pytest.mark.parametrize("with_o", [False, True])
+@pytest.mark.parametrize("s", [0x00, 0x7F, 0x80, 0xFF])
+def test_crc32_checksums_over_fields_constants_signed_metadata_and_payload(tmp_path, with_o,
+                                                                           s) -> None:
+    import zlib
+
+    sw = switch_for(compile_src(tmp_path, CRC))
+    o = bytes([0xEE, 0x12, 0x34]) if with_o else b""
+    data = (bytes.fromhex("1234") + bytes([1 if with_o else 0, 0x5C, s]) + bytes(8) + o
+            + b"payload")
+    out = one_out(sw, data)
+    a = bytes.fromhex("1234")
+    m16 = (0x1234 ^ 0xF0F0).to_bytes(2, "big")
+    crc = zlib.crc32(m16 + a + b"\x11" + bytes([0x5C, s]) + o + b"payload")
+    assert out[5:9] == crc.to_bytes(4, "big")
+    crc2 = zlib.crc32(o + a + bytes([0xA5]))
+    assert out[9:13] == crc2.to_bytes(4, "big")
+    assert out[13:] == o + b"payload"

@@ -268,3 +268,100 @@ def test_unknown_header_union_fails_at_load(union_json) -> None:
     first(j, lambda n: n.get("op") == "valid_union")["right"]["value"] = "nounion"
     with pytest.raises(PipelineLoadError, match=r"unknown header union 'nounion'"):
         switch_for(j)
+
+
+# -- header operations through run-time indices and union members ---------------------------------
+
+COPY = program(
+    types="header h_t { bit<8> idx; bit<8> k; }\nheader e_t { bit<8> v; bit<8> w; }",
+    headers={"h": "h_t", "x": "e_t", "s": "e_t[3]"},
+    parse="pkt.extract(hdr.h); pkt.extract(hdr.x); pkt.extract(hdr.s.next); "
+          "transition accept;",
+    ingress="""
+        hdr.s[hdr.h.idx] = hdr.x;
+        hdr.h.k = (bit<8>)hdr.s.lastIndex;
+    """)
+
+
+@pytest.mark.parametrize(("idx", "stack"), [(0, "abcd"), (1, "0102abcd"), (2, "0102abcd")])
+def test_header_copied_into_a_runtime_indexed_stack_element(tmp_path, idx, stack) -> None:
+    """Copying a valid header makes the element valid; the emitted stack shows which."""
+    sw = switch_for(compile_src(tmp_path, COPY))
+    out = one_out(sw, bytes([idx, 0]) + bytes.fromhex("abcd") + bytes.fromhex("0102"))
+    assert out[2:4] == bytes.fromhex("abcd")
+    assert out[4:] == bytes.fromhex(stack)  # for idx 2, s[1] stays invalid and is not emitted
+    assert out[1] == 0  # lastIndex follows the parser's nextIndex, not assignments
+
+
+def test_size_stack_counts_the_valid_elements(stack_json) -> None:
+    """BMv2's ``size_stack`` operator (the stack's current size) in place of lastIndex."""
+    for node in walk(stack_json):
+        if node.get("op") == "last_stack_index":
+            node["op"] = "size_stack"
+    sw = switch_for(stack_json)
+    assert one_out(sw, h(0) + bytes.fromhex("0a0bff"))[4] == 3
+    assert one_out(sw, h(0) + bytes.fromhex("0aff"))[4] == 2
+
+
+UNION_SET = program(
+    types="header a_t { bit<8> x; }\nheader b_t { bit<16> y; }\n"
+          "header_union u_t { a_t a; b_t b; }\n"
+          "header h_t { bit<8> kind; }",
+    headers={"h": "h_t", "u": "u_t"},
+    parse="pkt.extract(hdr.h); transition select(hdr.h.kind) "
+          "{ 1: pa; 2: pb; default: accept; }",
+    states="state pa { pkt.extract(hdr.u.a); transition accept; } "
+           "state pb { pkt.extract(hdr.u.b); transition accept; }",
+    ingress="""
+        if (hdr.h.kind == 1) { hdr.u.b.setValid(); hdr.u.b.y = 16w0x4243; }
+        if (hdr.h.kind == 2) { hdr.u.a.setValid(); hdr.u.a.x = 8w0x44; }
+    """)
+
+
+def test_setvalid_of_a_union_member_invalidates_the_others(tmp_path) -> None:
+    sw = switch_for(compile_src(tmp_path, UNION_SET))
+    assert one_out(sw, bytes([1, 0x41])) == bytes([1, 0x42, 0x43])
+    assert one_out(sw, bytes([2, 0x41, 0x42])) == bytes([2, 0x44])
+    assert one_out(sw, bytes([3, 0x41])) == bytes([3, 0x41])
+
+
+def test_valid_union_with_a_malformed_operand_fails_at_load(union_json) -> None:
+    j = copy.deepcopy(union_json)
+    first(j, lambda n: n.get("op") == "valid_union")["right"] = "u"
+    with pytest.raises(PipelineLoadError, match=r"unknown header union None"):
+        switch_for(j)
+
+
+def test_signed_stack_field_read_into_an_unsigned_field(tmp_path) -> None:
+    """``hdr.s.last.v`` (a ``stack_field``) of an int<8> element, stored into a bit<8> field."""
+    j = compile_src(tmp_path, SIGNED_STACK)
+    act = first(j, lambda n: n.get("op") == "assign"
+                and n["parameters"][0] == {"type": "field", "value": ["h", "w"]})
+    act["parameters"][1] = {"type": "stack_field", "value": ["s", "v"]}
+    sw = switch_for(j)
+    # s[1] is the last element; idx 0 changes s[0] only
+    assert one_out(sw, bytes([0, 0, 0, 0x10, 0xFE]))[2] == 0xFE
+    assert one_out(sw, bytes([0, 0, 0, 0x10, 0x7F]))[2] == 0x7F
+
+
+def test_raw_integer_operands(stack_json) -> None:
+    """JSON may give a plain integer where an expression goes."""
+    j = copy.deepcopy(stack_json)
+    act = first(j, lambda n: n.get("op") == "assign"
+                and n["parameters"][0] == {"type": "field", "value": ["h", "a"]})
+    act["parameters"][1] = {"type": "expression", "value": {
+        "op": "+", "left": 40, "right": {"type": "hexstr", "value": "0x2"}}}
+    assert one_out(switch_for(j), h(0) + bytes.fromhex("0aff"))[1] == 42
+
+
+ONE = program(
+    types="header h_t { bit<8> idx; bit<8> a; }\nheader e_t { bit<8> v; }",
+    headers={"h": "h_t", "s": "e_t[1]"},
+    parse="pkt.extract(hdr.h); pkt.extract(hdr.s.next); "
+          "transition select(hdr.s.last.v) { default: accept; }",
+    ingress="hdr.h.a = hdr.s[hdr.h.idx].v; hdr.s[hdr.h.idx].v = 8w0x77;")
+
+
+def test_stack_of_one_element(tmp_path) -> None:
+    sw = switch_for(compile_src(tmp_path, ONE))
+    assert one_out(sw, bytes([0, 0, 0x42])) == bytes([0, 0x42, 0x77])

@@ -425,3 +425,18 @@ def test_valid_match_kind(bmv2_json) -> None:
         add(sw, "t_one", [MatchKey(1)], "set6", 0x62, priority=3)
     with pytest.raises(InvalidArgument):
         add(sw, "t_one", [MatchKey(2)], "set6", 0x62)
+
+
+def test_valid_key_before_an_lpm_key(bmv2_json) -> None:
+    """{ h valid; c : lpm; a : exact }: still a longest-prefix table."""
+    j = copy.deepcopy(bmv2_json)
+    t = table_json(j, "t_lpm")
+    t["key"][0] = {"match_type": "valid", "name": "h.valid", "target": "h", "mask": None}
+    sw = switch_for(j)
+    add(sw, "t_lpm", [MatchKey(1), MatchKey(0x1200, prefix_len=8), MatchKey(2)], "set3", 8)
+    add(sw, "t_lpm", [MatchKey(1), MatchKey(0x1230, prefix_len=12), MatchKey(2)], "set3", 12)
+    assert send(sw, 2, b=9, c=0x1234)[2] == 12
+    assert send(sw, 2, b=9, c=0x1244)[2] == 8
+    with pytest.raises(AlreadyExists):
+        add(sw, "t_lpm", [MatchKey(1), MatchKey(0x1200, prefix_len=8), MatchKey(2)], "set3", 1,
+            priority=4)
