@@ -30,7 +30,7 @@ control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {{
 {ingress}
     }}
 }}
-control E(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {{ apply {{ }} }}
+control E(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {{ apply {{ {egress} }} }}
 control CC(inout hs_t hdr, inout m_t meta) {{ apply {{ {compute} }} }}
 control D(packet_out pkt, in hs_t hdr) {{ apply {{ {emit} }} }}
 V1Switch(P(), VC(), I(), E(), CC(), D()) main;
@@ -39,7 +39,7 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 
 def program(*, types: str, headers: dict[str, str], meta: str = "bit<8> unused;",
             ingress: str = "", ingress_decls: str = "", verify: str = "", compute: str = "",
-            parse: str | None = None, states: str = "") -> str:
+            parse: str | None = None, states: str = "", egress: str = "") -> str:
     """Source of a program whose packet is the ``headers`` (instance -> type), in order.
 
     The parser extracts every header unless ``parse`` (the start state's body, with its
@@ -51,7 +51,7 @@ def program(*, types: str, headers: dict[str, str], meta: str = "bit<8> unused;"
     emit = " ".join(f"pkt.emit(hdr.{n});" for n in headers)
     return TEMPLATE.format(types=types, hdr_fields=hdr_fields, meta_fields=meta, parse=parse,
                            states=states, verify=verify, ingress_decls=ingress_decls,
-                           ingress=ingress, compute=compute, emit=emit)
+                           ingress=ingress, egress=egress, compute=compute, emit=emit)
 
 
 _compiled: dict[str, dict[str, Any]] = {}

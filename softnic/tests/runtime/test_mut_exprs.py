@@ -365,3 +365,30 @@ ONE = program(
 def test_stack_of_one_element(tmp_path) -> None:
     sw = switch_for(compile_src(tmp_path, ONE))
     assert one_out(sw, bytes([0, 0, 0x42])) == bytes([0, 0x42, 0x77])
+
+
+PLEN = program(
+    types="header h_t { bit<8> a; bit<8> ilen; bit<8> elen; }",
+    headers={"h": "h_t"},
+    ingress="sm.packet_length = 32w100; hdr.h.ilen = sm.packet_length[7:0];",
+    egress="hdr.h.elen = sm.packet_length[7:0];")
+
+
+def test_egress_packet_length_is_the_packets_after_an_ingress_write(tmp_path) -> None:
+    """The traffic manager sets egress packet_length from the packet, whatever ingress wrote."""
+    sw = switch_for(compile_src(tmp_path, PLEN))
+    assert one_out(sw, bytes(3) + b"abcd") == bytes([0, 100, 7]) + b"abcd"
+
+
+VLCOPY = program(
+    types="header l_t { bit<8> len; }\nheader o_t { bit<8> kind; varbit<64> opts; }",
+    headers={"l": "l_t", "o": "o_t", "o2": "o_t"},
+    parse="pkt.extract(hdr.l); pkt.extract(hdr.o, (bit<32>)hdr.l.len << 3); transition accept;",
+    ingress="hdr.o2 = hdr.o;")
+
+
+@pytest.mark.parametrize("opts", [b"", b"\x01", b"\x01\x02\x03"])
+def test_copy_of_a_header_with_a_varbit_field(tmp_path, opts) -> None:
+    sw = switch_for(compile_src(tmp_path, VLCOPY))
+    o = b"\xc3" + opts
+    assert one_out(sw, bytes([len(opts)]) + o + b"tail") == bytes([len(opts)]) + o + o + b"tail"
