@@ -182,7 +182,7 @@ def test_checksum_starting_with_constants_and_metadata(tmp_path, a: int, b: int)
 # -- a varbit field in the checksum ------------------------------------------------------------
 
 VARBIT = program(
-    types="header l_t { bit<8> len; bit<16> ck; bit<16> ck2; }\n"
+    types="header l_t { bit<8> len; bit<16> ck; bit<16> ck2; bit<32> crc; }\n"
           "header o_t { bit<8> kind; varbit<64> opts; }\nheader t_t { bit<8> z; }",
     headers={"l": "l_t", "o": "o_t", "t": "t_t"},
     parse="pkt.extract(hdr.l); pkt.extract(hdr.o, (bit<32>)hdr.l.len << 3); "
@@ -192,6 +192,8 @@ VARBIT = program(
                         HashAlgorithm.csum16);
         update_checksum(true, { hdr.o.opts, hdr.l.len, 8w0x77, hdr.o.kind }, hdr.l.ck2,
                         HashAlgorithm.csum16);
+        update_checksum(true, { hdr.l.len, hdr.o.kind, hdr.o.opts, hdr.t.z }, hdr.l.crc,
+                        HashAlgorithm.crc32);
     """)
 
 
@@ -200,12 +202,15 @@ VARBIT = program(
 def test_checksum_over_a_varbit_field(tmp_path, opts: bytes) -> None:
     sw = switch_for(compile_src(tmp_path, VARBIT))
     z = b"\x5a"
+    import zlib
+
     k = b"\xc3"
-    out = one_out(sw, bytes([len(opts)]) + bytes(4) + k + opts + z + b"tail")
+    out = one_out(sw, bytes([len(opts)]) + bytes(8) + k + opts + z + b"tail")
     n = bytes([len(opts)])
     assert out[1:3] == csum(n + k + opts + z).to_bytes(2, "big")
     assert out[3:5] == csum(opts + n + b"\x77" + k).to_bytes(2, "big")
-    assert out[5:] == k + opts + z + b"tail"
+    assert out[5:9] == zlib.crc32(n + k + opts + z).to_bytes(4, "big")
+    assert out[9:] == k + opts + z + b"tail"
 
 
 # -- a whole header as calculation input, and checksum entries without verify/update flags -----
