@@ -428,10 +428,12 @@ def test_valid_match_kind(bmv2_json) -> None:
 
 
 def test_valid_key_before_an_lpm_key(bmv2_json) -> None:
-    """{ h valid; c : lpm; a : exact }: still a longest-prefix table."""
+    """{ h valid; c : lpm; a : exact }: still a longest-prefix table, even when the JSON's
+    match_type does not say so."""
     j = copy.deepcopy(bmv2_json)
     t = table_json(j, "t_lpm")
     t["key"][0] = {"match_type": "valid", "name": "h.valid", "target": "h", "mask": None}
+    t["match_type"] = "exact"
     sw = switch_for(j)
     add(sw, "t_lpm", [MatchKey(1), MatchKey(0x1200, prefix_len=8), MatchKey(2)], "set3", 8)
     add(sw, "t_lpm", [MatchKey(1), MatchKey(0x1230, prefix_len=12), MatchKey(2)], "set3", 12)
