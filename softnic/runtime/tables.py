@@ -152,6 +152,9 @@ class Table:
                 hi = full if mk is None or mk.high is None else mk.high
                 if lo > hi:
                     raise InvalidArgument(f"table '{self.name}': empty range {lo}..{hi}")
+                if not 0 <= lo <= hi <= full:
+                    raise InvalidArgument(f"table '{self.name}': range {lo:#x}..{hi:#x} does "
+                                          f"not fit field {i} ({w} bits)")
                 v = m = 0
                 ident.append((lo, hi))
                 if (lo, hi) != (0, full):

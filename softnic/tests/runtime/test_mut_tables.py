@@ -279,6 +279,14 @@ def test_range_field(sw) -> None:
         add(sw, "t_tern", [None, MatchKey(6, high=5), None], "set5", 1, priority=3)
 
 
+def test_range_bounds_must_fit_the_field(sw) -> None:
+    """The range field is 8 bits: a high bound of 0x100 is refused like an exact value that does
+    not fit, and nothing is installed."""
+    with pytest.raises(InvalidArgument, match="does not fit"):
+        add(sw, "t_tern", [None, MatchKey(5, high=0x100), None], "set5", 1, priority=2)
+    assert send(sw, 0, b=0xFF)[4] == 0
+
+
 def test_range_wildcard_includes_zero(sw) -> None:
     add(sw, "t_tern", [None, None, None], "set5", 4, priority=1)
     assert send(sw, 0, b=0)[4] == 4
