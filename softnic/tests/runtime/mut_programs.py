@@ -7,6 +7,7 @@ see packets going in and coming out (and the control-plane API), never generated
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,3 +81,14 @@ def one_out(sw: Switch, data: bytes, port: int = 0) -> bytes:
     [(eport, out)] = outs
     assert eport == 1
     return out
+
+
+def walk(node: Any) -> Iterator[dict]:
+    """Every JSON object in ``node``, depth first (for rewriting BMv2 JSON in tests)."""
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from walk(v)

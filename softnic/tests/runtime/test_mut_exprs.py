@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from softnic.runtime.api import PipelineLoadError
-from softnic.tests.runtime.mut_programs import compile_src, one_out, program, switch_for
+from softnic.tests.runtime.mut_programs import compile_src, one_out, program, switch_for, walk
 
 STACK = program(
     types="header h_t { bit<8> idx; bit<8> a; bit<8> b; bit<8> c; bit<8> n; bit<8> d; }\n"
@@ -109,16 +109,6 @@ UNION = program(
 @pytest.fixture(scope="module")
 def union_json(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return compile_src(tmp_path_factory.mktemp("union"), UNION)
-
-
-def walk(node: Any) -> Iterator[dict]:
-    if isinstance(node, dict):
-        yield node
-        for v in node.values():
-            yield from walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from walk(v)
 
 
 def legacy_valid(j: dict) -> dict:

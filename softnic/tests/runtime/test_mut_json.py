@@ -7,13 +7,10 @@ to the form under test, loads it into the real engine and sends packets.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
 from softnic.runtime.api import PipelineLoadError
-from softnic.tests.runtime.mut_programs import compile_src, one_out, program, switch_for
+from softnic.tests.runtime.mut_programs import compile_src, one_out, program, switch_for, walk
 
 SRC = program(
     types="header h_t { bit<8> a; bit<8> b; bit<16> c; bit<8> d; int<8> s; bit<8> e; }",
@@ -26,16 +23,6 @@ SRC = program(
         hdr.h.b = 8w0x0B;
         if (hdr.h.a == 8w0x5A) { hdr.h.e = 1; } else { hdr.h.e = 2; }
     """)
-
-
-def walk(node: Any) -> Iterator[dict]:
-    if isinstance(node, dict):
-        yield node
-        for v in node.values():
-            yield from walk(v)
-    elif isinstance(node, list):
-        for v in node:
-            yield from walk(v)
 
 
 def assign_of(j: dict, field: str) -> dict:
