@@ -246,18 +246,12 @@ def _clone(c: Call) -> list[str]:
     return [f"S.clone = ({c.arg(0)}, {fl})"]
 
 
-@primitive("resubmit")
+@primitive("resubmit", "recirculate")
 def _resubmit(c: Call) -> list[str]:
+    """Sets ``S.resubmit`` or ``S.recirculate`` (the registered name) to the field list id."""
     c.nargs(0, 1)
     fl = c.list_id(0, c.ctx.p.field_lists, "field list") if c.args else 0
-    return [f"S.resubmit = {fl}"]
-
-
-@primitive("recirculate")
-def _recirculate(c: Call) -> list[str]:
-    c.nargs(0, 1)
-    fl = c.list_id(0, c.ctx.p.field_lists, "field list") if c.args else 0
-    return [f"S.recirculate = {fl}"]
+    return [f"S.{c.op} = {fl}"]
 
 
 @primitive("truncate")

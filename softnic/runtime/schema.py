@@ -171,10 +171,9 @@ def check_document(j: Any) -> None:
         for f in ht["fields"]:
             if not _header_field(f):
                 raise PipelineLoadError(f"header type {ht['name']!r}: malformed field {f!r:.80}")
-    for key in ("errors",):
-        for e in j.get(key) or []:
-            if not _error(e):
-                raise PipelineLoadError(f"malformed {key[:-1]} declaration {e!r:.80}")
+    for e in j.get("errors") or []:
+        if not _error(e):
+            raise PipelineLoadError(f"malformed error declaration {e!r:.80}")
     for a in j.get("actions") or []:
         where = f"action {a['name']!r}"
         _each(a, "runtime_data", RUNTIME_DATA, where)
