@@ -1,0 +1,77 @@
+/*
+ * p4cache — hot-key detection on misses (NetCache's heavy-hitter detector).
+ *
+ * A count-min sketch of three rows estimates how often each missed key was requested in the
+ * current epoch; once the estimate reaches HOT_THRESHOLD, a two-row Bloom filter decides whether
+ * the key was already reported this epoch, and if not the switch sends one digest (key length,
+ * key) to the controller. Every cell carries the epoch it was last written in, derived from the
+ * switch clock, so a new epoch starts from zero with no register writes from the control plane,
+ * as a hardware pipeline would do it with one stateful ALU per row.
+ *
+ * Three hashes of the key feed everything: their low bits index the sketch, their high bits the
+ * filter, as a hardware hash unit's output is sliced among several tables.
+ */
+
+control HotKeys(inout headers_t hdr,
+                inout local_metadata_t meta,
+                in standard_metadata_t std_meta) {
+
+    register<bit<32>>(SKETCH_WIDTH) sketch0;
+    register<bit<32>>(SKETCH_WIDTH) sketch1;
+    register<bit<32>>(SKETCH_WIDTH) sketch2;
+    register<bit<16>>(BLOOM_WIDTH) bloom0;
+    register<bit<16>>(BLOOM_WIDTH) bloom1;
+
+    apply {
+        if (meta.kind == KIND_GET && meta.allowed == 1 && meta.hit == 0) {
+            bit<16> epoch = (bit<16>)(std_meta.ingress_global_timestamp >> EPOCH_SHIFT);
+            bit<32> h0;
+            bit<32> h1;
+            bit<32> h2;
+            hash(h0, HashAlgorithm.crc32, 32w0, {meta.key_len, meta.key}, 64w0x100000000);
+            hash(h1, HashAlgorithm.crc16, 32w0, {meta.key_len, meta.key}, 32w0x10000);
+            hash(h2, HashAlgorithm.crc32, 32w0, {meta.key, meta.key_len}, 64w0x100000000);
+            bit<32> i0 = h0 & (SKETCH_WIDTH - 1);
+            bit<32> i1 = h1 & (SKETCH_WIDTH - 1);
+            bit<32> i2 = h2 & (SKETCH_WIDTH - 1);
+
+            /* Each cell: epoch in the high half, count in the low half (saturating). */
+            bit<32> c0;
+            bit<32> c1;
+            bit<32> c2;
+            sketch0.read(c0, i0);
+            sketch1.read(c1, i1);
+            sketch2.read(c2, i2);
+            if (c0[31:16] != epoch) { c0 = epoch ++ 16w0; }
+            if (c1[31:16] != epoch) { c1 = epoch ++ 16w0; }
+            if (c2[31:16] != epoch) { c2 = epoch ++ 16w0; }
+            if (c0[15:0] != 0xffff) { c0 = c0 + 1; }
+            if (c1[15:0] != 0xffff) { c1 = c1 + 1; }
+            if (c2[15:0] != 0xffff) { c2 = c2 + 1; }
+            sketch0.write(i0, c0);
+            sketch1.write(i1, c1);
+            sketch2.write(i2, c2);
+
+            bit<16> estimate = c0[15:0];
+            if (c1[15:0] < estimate) { estimate = c1[15:0]; }
+            if (c2[15:0] < estimate) { estimate = c2[15:0]; }
+
+            if (estimate >= HOT_THRESHOLD) {
+                /* A filter cell holds 0x8000 | epoch of the report that set it (0 = never). */
+                bit<16> tag = 16w0x8000 | (epoch & 16w0x7fff);
+                bit<32> j0 = h0 >> (32 - 15);
+                bit<32> j1 = h2 >> (32 - 15);
+                bit<16> t0;
+                bit<16> t1;
+                bloom0.read(t0, j0);
+                bloom1.read(t1, j1);
+                if (t0 != tag || t1 != tag) {
+                    bloom0.write(j0, tag);
+                    bloom1.write(j1, tag);
+                    digest<hot_key_digest_t>(1, {meta.key_len, meta.key});
+                    meta.reported = 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+/*
+ * p4cache — writes seen in flight, and versioned updates from the control plane.
+ *
+ * Coherence (docs/dataplane.md): a UDP write to a cached key marks its slot invalid and
+ * `written` before the write is forwarded to memcached, so no GET is answered from the slot
+ * after memcached may have changed the item. Values reach the slots only through control
+ * datagrams; each carries a version and is applied only if newer than the slot's, so a delayed
+ * or duplicated update can never overwrite a newer one.
+ */
+
+control ControlTrust(inout headers_t hdr,
+                     inout local_metadata_t meta,
+                     inout standard_metadata_t std_meta) {
+
+    action trust_agent() {
+        meta.trusted = 1;
+    }
+
+    /* Host agents allowed to send control datagrams through a data port. */
+    table trusted_agents {
+        key = {
+            hdr.ipv4.src_addr: exact @name("src_addr");
+        }
+        actions = {
+            trust_agent;
+            @defaultonly NoAction;
+        }
+        const default_action = NoAction();
+        size = AGENT_TABLE_SIZE;
+    }
+
+    apply {
+        if (hdr.ctrl.isValid()) {
+            if (meta.from_cpu == 1) {
+                meta.trusted = 1;
+            } else {
+                trusted_agents.apply();
+            }
+            if (meta.trusted == 1) {
+                meta.kind = KIND_CTRL;
+            } else {
+                /* Nobody else may touch the cache, and the datagram is meant for the switch:
+                 * it goes nowhere. */
+                meta.untrusted = 1;
+                mark_to_drop(std_meta);
+            }
+        }
+    }
+}
+
+control WritesAndUpdates(inout headers_t hdr,
+                         inout local_metadata_t meta,
+                         in standard_metadata_t std_meta) {
+    apply {
+        if (meta.kind == KIND_WRITE) {
+            if (meta.cached == 1) {
+                meta.slot_op = SLOT_OP_WRITE;
+            }
+        } else if (meta.kind == KIND_CTRL) {
+            if (std_meta.parser_error != error.NoError) {
+                meta.status = STATUS_BAD;
+            } else if (hdr.ctrl.op == OP_UPDATE) {
+                /* The datagram must hold exactly the reply bytes it announces. */
+                if (hdr.ctrl.len > REPLY_MAX
+                        || hdr.udp.length != UDP_HDR_BYTES + CTRL_HDR_BYTES + hdr.ctrl.len) {
+                    meta.status = STATUS_BAD;
+                } else {
+                    meta.slot = hdr.ctrl.slot;
+                    meta.slot_op = SLOT_OP_UPDATE;
+                }
+            } else if (hdr.ctrl.op == OP_INVALIDATE_KEY) {
+                if (meta.key_len == 0 || meta.key_overflow == 1 || !hdr.crlf.isValid()) {
+                    meta.status = STATUS_BAD;
+                } else if (meta.cached == 1) {
+                    meta.slot_op = SLOT_OP_INVALIDATE;
+                } else {
+                    meta.status = STATUS_NOT_CACHED;
+                }
+            } else if (hdr.ctrl.op == OP_READ) {
+                meta.slot = hdr.ctrl.slot;
+                meta.slot_op = SLOT_OP_READ;
+            } else {
+                meta.status = STATUS_BAD;
+            }
+        }
+    }
+}
