@@ -7,7 +7,7 @@
  * that miss often are reported to the controller. See docs/dataplane.md for the walkthrough.
  *
  *   ingress:  Forwarding -> KeyParse -> ControlTrust -> CacheLookup -> WritesAndUpdates
- *             -> SlotStore -> HotKeys -> Respond -> CacheStats
+ *             -> SlotStore -> HotKeys -> CacheStats -> Respond
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -55,8 +55,8 @@ control CacheIngress(inout headers_t hdr,
         writes_updates.apply(hdr, meta, std_meta);
         slots.apply(hdr, meta);
         hot_keys.apply(hdr, meta, std_meta);
-        respond.apply(hdr, meta, std_meta);
         stats.apply(hdr, meta);
+        respond.apply(hdr, meta, std_meta);
     }
 }
 
