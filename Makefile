@@ -14,7 +14,7 @@ BUILD_DIR ?= build
 PYTEST_ARGS ?=
 
 # Debian packages the project needs, as "command:package" pairs; installed only when the command is missing.
-APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool
+APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool memcached:memcached
 
 .PHONY: all run test setup apt venv lint mutate clean distclean
 
