@@ -14,8 +14,15 @@ from softnic.runtime.api import ActionCall, MatchKey, PipelineLoadError, SwitchE
 from softnic.runtime.codegen import Compiled, compile_program
 from softnic.runtime.exprgen import hexint
 from softnic.runtime.externs import Meter
+from softnic.runtime.gen_control import compile_graph
 from softnic.runtime.loader import Program, load_program
-from softnic.runtime.pipeline import ActionCallNode, CondNode, Pipeline, TableNode
+from softnic.runtime.pipeline import (
+    ActionCallNode,
+    CondNode,
+    FixedActionNode,
+    Pipeline,
+    TableNode,
+)
 from softnic.runtime.tables import Entry, Table
 
 
@@ -141,6 +148,8 @@ def build_pipeline(j: dict, drop_port: int) -> Pipeline:
     pl.ingress_init = pl.inits["ingress"]
     pl.egress_init = pl.inits["egress"]
     _check_acyclic(pl)
+    pl.ingress_fn = compile_graph(pl.ingress_init, "<softnic-ingress>")
+    pl.egress_fn = compile_graph(pl.egress_init, "<softnic-egress>")
     return pl
 
 def _build_table(prog: Program, comp: Compiled, tj: dict, plen: int) -> TableNode:
@@ -231,6 +240,9 @@ def _link_table(prog: Program, comp: Compiled, n: TableNode, tj: dict,
                 t.insert(e)
             except SwitchError as err:
                 raise PipelineLoadError(f"{ew}: {err}") from err
+    if (not t.kinds and not entries and n.default is not None and n.default_const
+            and not t.with_counters and t.meter_target is None):
+        n.__class__ = FixedActionNode
 
 def next_for(n: TableNode, action: str, hit: bool) -> Any:
     """The node after table ``n`` when it ran ``action`` (hit or miss)."""

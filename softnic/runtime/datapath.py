@@ -211,9 +211,12 @@ class Datapath:
             payload = data[pos:] if pos else data
             if c.verify_checksums is not None:
                 c.verify_checksums(f, payload)
-            node = p.ingress_init
-            while node is not None:
-                node = node.apply(f, s)
+            if p.ingress_fn is not None:
+                p.ingress_fn(f, s)
+            else:
+                node = p.ingress_init
+                while node is not None:
+                    node = node.apply(f, s)
         else:
             pos = self._parse(p, data, f, s, tr)
             payload = data[pos:]
@@ -261,9 +264,12 @@ class Datapath:
         if trunc:
             s.truncate = trunc
         if tr is None:
-            node = p.egress_init
-            while node is not None:
-                node = node.apply(f, s)
+            if p.egress_fn is not None:
+                p.egress_fn(f, s)
+            else:
+                node = p.egress_init
+                while node is not None:
+                    node = node.apply(f, s)
         else:
             self._pipeline(p, "egress", f, s, tr)
         if s.clone is not None:  # BMv2 clones before the drop check and the deparser

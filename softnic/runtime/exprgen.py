@@ -249,7 +249,16 @@ class ExprGen:
         if t == "lookahead":
             if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v)):
                 raise PipelineLoadError(f"{ctx}: malformed lookahead {v!r}")
-            return f"_la(B, n, pos, {v[0]}, {v[1]})", v[1]
+            off, w = v
+            if off >= 0 and w > 0 and off % 8 == 0 and w % 8 == 0:
+                # Whole bytes at a byte offset (the usual case): read them in place. The
+                # bounds check comes first; ``_lashort`` raises PacketTooShort.
+                o, k = off // 8, w // 8
+                if k == 1:
+                    return f"(B[pos + {o}] if pos + {o} < n else _lashort(pos))", w
+                return (f"(int.from_bytes(B[pos + {o}:pos + {o + k}], 'big') "
+                        f"if pos + {o + k} <= n else _lashort(pos))"), w
+            return f"_la(B, n, pos, {off}, {w})", w
         if t == "register":
             if not (isinstance(v, list) and len(v) == 2):
                 raise PipelineLoadError(f"{ctx}: malformed register reference {v!r}")

@@ -65,6 +65,18 @@ def _push(f: list[int], bases: tuple[int, ...], nf: int, nx: int, count: int) ->
 
 def _pop(f: list[int], bases: tuple[int, ...], nf: int, nx: int, count: int) -> None:
     size = len(bases)
+    stride = nf + 1
+    b0 = bases[0]
+    if count >= 0 and bases[-1] - b0 == (size - 1) * stride:
+        # Elements laid out back to back (as the layout places them): one slice move for the
+        # elements that stay, one strided store for the valid bits of those shifted in.
+        keep = max(0, size - count)
+        end = b0 + size * stride
+        if keep:
+            f[b0:b0 + keep * stride] = f[b0 + count * stride:end]
+        f[b0 + keep * stride + nf:end:stride] = [0] * (size - keep)
+        f[nx] = max(0, f[nx] - count)
+        return
     for i in range(size):
         b = bases[i]
         if i + count < size:
@@ -128,7 +140,11 @@ class GenContext:
             except ParserError:
                 raise ParserError(_ts, pos) from None
 
+        def lashort(pos: int, _ts: int = self.too_short) -> int:
+            raise ParserError(_ts, pos)
+
         self.env["_la"] = lookahead
+        self.env["_lashort"] = lashort
 
     # -- identifiers -------------------------------------------------------------------------
     def fresh(self, kind: str) -> str:

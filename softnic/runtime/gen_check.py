@@ -28,7 +28,7 @@ from softnic.runtime.api import PipelineLoadError
 # Locals and parameters of generated functions (see gen_parser, gen_actions, gen_deparse).
 LOCALS = frozenset({
     "F", "D", "S", "B", "n", "pos", "PL", "T",  # parameters (T: the traced parser's callback)
-    "e", "v", "k", "i", "L", "r", "s", "nb", "pad", "b", "parts", "pc",
+    "e", "v", "k", "i", "L", "r", "s", "nb", "pad", "b", "parts", "pc", "nx",
 })
 _TEMP = re.compile(r"_t\d+|u\d+")  # primitive temporaries, struct.unpack results
 BUILTINS = frozenset({"int", "format", "len"})

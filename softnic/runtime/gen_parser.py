@@ -53,6 +53,14 @@ def _cyclic_states(states: list[dict]) -> set[str]:
     return out
 
 
+def _single_target(transitions: list[str]) -> str | None:
+    """The next state's function if ``transitions`` is one unconditional ``return X, pos``."""
+    if len(transitions) == 1 and transitions[0].startswith("return ") \
+            and transitions[0].endswith(", pos"):
+        return transitions[0][len("return "):-len(", pos")]
+    return None
+
+
 class ParserGen:
     """Parse states and transitions, generated into ``ctx.src``."""
 
@@ -87,6 +95,12 @@ class ParserGen:
         out += [f"F[{h.valid_slot}] = 1", "pos = e"]
         out += [f"F[{vs}] = 0" for vs in h.union_siblings]
         return out
+
+    def _one_byte(self, h: HeaderInfo) -> bool:
+        """A header of one unsigned 8-bit field whose valid bit follows it, in every element."""
+        return (h.vl_index is None and len(h.fields) == 1 and h.fields[0][1] == 8
+                and not h.fields[0][2] and not h.union_siblings
+                and h.valid_slot == h.base + 1)
 
     def struct_extract(self, h: HeaderInfo, plan: tuple) -> list[str]:
         import struct
@@ -163,6 +177,8 @@ class ParserGen:
         # graph count their visits, so a loop-free parser pays nothing per packet.
         limit = f"{PARSER_STEPS_PER_BYTE * max(1, len(looping))} * n + {PARSER_STEPS_BASE}"
         timeout = self.ctx.p.errors["ParserTimeout"]
+        bodies: dict[str, list[str]] = {}
+        trans: dict[str, list[str]] = {}
         for st in states:
             sname = st["name"]
             where = f"parse state '{sname}'"
@@ -182,6 +198,20 @@ class ParserGen:
                         body += self.extract_lines(self.ctx.lay.header(val), traced)
                     elif kind == "stack":
                         stk = self.ctx.lay.stack(val)
+                        h0 = self.ctx.lay.headers[stk.headers[0]]
+                        if not traced and self._one_byte(h0):
+                            # Byte-by-byte parsing (a stack of one-byte headers): extract in
+                            # place, without a call per byte.
+                            bases = self.ctx.eg.stack_bases(val)
+                            body += [f"i = F[{stk.next_slot}]",
+                                     f"if i >= {len(stk.headers)}: raise _PE({sobe}, pos)",
+                                     f"if pos >= n: raise _PE({self.ctx.too_short}, pos)",
+                                     f"b = {bases}[i]",
+                                     "F[b] = B[pos]",
+                                     "F[b + 1] = 1",
+                                     "pos += 1",
+                                     f"F[{stk.next_slot}] = i + 1"]
+                            continue
                         xs = []
                         for hn in stk.headers:
                             xf = self.ctx.fresh("x")
@@ -228,8 +258,19 @@ class ParserGen:
                     self.ctx.eg.nparams = None
                 else:
                     raise PipelineLoadError(f"{where}: unsupported parser op {o!r}")
-            body += self.transitions(st, fnames, nomatch, where, traced)
-            self.ctx.src += [f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(body) + [""]
+            bodies[sname] = body
+            trans[sname] = self.transitions(st, fnames, nomatch, where, traced)
+        # A state that always goes on to the same other state runs that state's body inline
+        # instead of returning to the parse loop: a byte-by-byte loop (select state, extract
+        # state) then costs one call per byte instead of two. One level only, so it is finite.
+        by_fn = {fn: sn for sn, fn in fnames.items()}
+        for sname, body in bodies.items():
+            tail = trans[sname]
+            nxt = _single_target(tail)
+            if not traced and nxt in by_fn and by_fn[nxt] != sname:
+                tail = bodies[by_fn[nxt]] + trans[by_fn[nxt]]
+            self.ctx.src += ([f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(body + tail)
+                             + [""])
         return fnames[init]
 
     def transitions(self, st: dict, fnames: dict[str, str], nomatch: int, where: str,

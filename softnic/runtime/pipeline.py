@@ -49,6 +49,18 @@ class TableNode:
         return None if s.exited else e.next
 
 
+class FixedActionNode(TableNode):
+    """A keyless table whose default action is const (what a compiler makes of statements in an
+    ``apply`` block): no lookup can change its outcome, so it just runs that action."""
+
+    __slots__ = ()
+
+    def apply(self, f: list[int], s: PacketCtx) -> Any:
+        e = self.default
+        e.fn(f, e.data, s)  # type: ignore[union-attr]
+        return None if s.exited else e.next  # type: ignore[union-attr]
+
+
 class CondNode:
     __slots__ = ("name", "fn", "true_next", "false_next")
 
@@ -90,6 +102,9 @@ class Pipeline:
         self.sobe = prog.errors["StackOutOfBounds"]
         self.ingress_init: Any = None
         self.egress_init: Any = None
+        # The same controls compiled into one function each (gen_control); None: walk nodes.
+        self.ingress_fn: Any = None
+        self.egress_fn: Any = None
         # BMv2's packet length register: a hidden slot when the program can make it differ
         # from packet_length (add/remove_header, writes to packet_length); otherwise
         # packet_length itself, so the common case costs nothing extra per packet.

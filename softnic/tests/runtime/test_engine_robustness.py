@@ -16,7 +16,7 @@ from scapy.layers.l2 import Ether
 
 from softnic.frontend.compile import compile_file
 from softnic.runtime.api import PipelineLoadError
-from softnic.runtime.switch import CondNode, Switch
+from softnic.runtime.switch import Switch
 from softnic.tests.runtime.engine_helpers import fixture_json, load_switch
 
 
@@ -116,12 +116,11 @@ def test_engine_errors_are_counted_and_logged_rate_limited(caplog: pytest.LogCap
     p = sw._p
     assert p is not None
 
-    def broken(f: list[int]) -> Any:  # fault injection: an engine bug
+    def broken(f: list[int], s: Any) -> Any:  # fault injection: an engine bug
         raise RuntimeError("boom")
 
-    node = p.ingress_init
-    assert isinstance(node, CondNode)
-    node.fn = broken
+    assert p.ingress_fn is not None  # the compiled control (gen_control) runs untraced packets
+    p.ingress_fn = broken
     data = bytes(Ether() / IP() / UDP())
     with caplog.at_level(logging.WARNING, logger="softnic.switch"):
         for _ in range(3):

@@ -1,0 +1,154 @@
+"""Compile a control's node graph into one Python function (the untraced fast path).
+
+The loader builds a control as a graph of nodes (tables, conditions, action calls), and the
+traced path walks it node by node. Walking costs two calls per node, which dominates programs
+whose ``apply`` blocks are mostly ``if`` statements around small actions (p4c and softnic's
+front end turn each such statement into a keyless table). Here the graph is turned back into
+structured code: an ``if``/``else`` per condition whose branches end where they join again
+(the condition's immediate post-dominator), a direct call per fixed action, and a call plus a
+dispatch on the returned node per table. Each node is emitted once in a structured graph; a
+graph whose regions overlap (possible only in hand-made JSON) could duplicate code, so the
+source is capped and such a graph keeps the node walk.
+
+Like the rest of the generated code, the source holds only identifiers made here and is checked
+by :mod:`softnic.runtime.gen_check` before it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from softnic.runtime.gen_check import check_source
+from softnic.runtime.pipeline import ActionCallNode, CondNode, FixedActionNode, TableNode
+
+MAX_LINES = 20000  # beyond this (overlapping regions duplicated), keep walking the graph
+MAX_DEPTH = 60  # nested ``if`` levels; deeper graphs keep walking the graph too
+
+
+class _TooBig(Exception):
+    pass
+
+
+def successors(n: Any) -> list[Any]:
+    """Every node that can run after ``n`` (``None``: the end of the control)."""
+    if isinstance(n, CondNode):
+        out = [n.true_next, n.false_next]
+    elif isinstance(n, FixedActionNode):
+        out = [n.default.next]
+    elif isinstance(n, ActionCallNode):
+        out = [n.next]
+    elif n.hit_miss is not None:
+        out = list(n.hit_miss)
+    else:
+        out = [n.base_next, *n.next_by_action.values()]
+    seen: list[Any] = []
+    for x in out:
+        if not any(x is y for y in seen):
+            seen.append(x)
+    return seen
+
+
+def _post_dominators(init: Any) -> dict[int, Any]:
+    """Immediate post-dominator of every node reachable from ``init`` (the graph is acyclic;
+    ``None``, the end, post-dominates everything)."""
+    order: list[Any] = []  # post-order: successors before their predecessors
+    seen: set[int] = set()
+    stack: list[tuple[Any, int]] = [(init, 0)]
+    seen.add(id(init))
+    while stack:
+        node, i = stack.pop()
+        succ = [s for s in successors(node) if s is not None]
+        if i < len(succ):
+            stack.append((node, i + 1))
+            nxt = succ[i]
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append((nxt, 0))
+        else:
+            order.append(node)
+    pdom: dict[int, frozenset[int]] = {}
+    nodes: dict[int, Any] = {}
+    for node in order:
+        nodes[id(node)] = node
+        sets = [pdom[id(s)] if s is not None else frozenset() for s in successors(node)]
+        common = frozenset.intersection(*sets) if sets else frozenset()
+        pdom[id(node)] = common | {id(node)}
+    ipdom: dict[int, Any] = {}
+    for node in order:
+        others = pdom[id(node)] - {id(node)}
+        # post-dominators form a chain: the nearest one has the most post-dominators itself
+        best = max(others, key=lambda k: len(pdom[k]), default=None)
+        ipdom[id(node)] = nodes[best] if best is not None else None
+    return ipdom
+
+
+class _Emitter:
+    def __init__(self, init: Any) -> None:
+        self.ipdom = _post_dominators(init)
+        self.env: dict[str, Any] = {}
+        self.names: dict[tuple[str, int], str] = {}
+        self.lines = 0
+
+    def name(self, kind: str, obj: Any) -> str:
+        key = (kind, id(obj))
+        nm = self.names.get(key)
+        if nm is None:
+            nm = self.names[key] = f"_{kind}{len(self.names)}"
+            self.env[nm] = obj
+        return nm
+
+    def block(self, node: Any, stop: Any, depth: int) -> list[str]:
+        if depth > MAX_DEPTH:
+            raise _TooBig
+        out: list[str] = []
+        while node is not None and node is not stop:
+            join = self.ipdom[id(node)]
+            if isinstance(node, CondNode):
+                out.append(f"if {self.name('cf', node.fn)}(F):")
+                out += self._indent(self.block(node.true_next, join, depth + 1))
+                out.append("else:")
+                out += self._indent(self.block(node.false_next, join, depth + 1))
+            elif isinstance(node, FixedActionNode):
+                e = node.default
+                out += [f"{self.name('af', e.fn)}(F, {self.name('ad', e.data)}, S)",
+                        "if S.exited: return"]
+            elif isinstance(node, ActionCallNode):
+                out += [f"{self.name('af', node.fn)}(F, (), S)", "if S.exited: return"]
+            elif isinstance(node, TableNode):
+                out += [f"nx = {self.name('tb', node.apply)}(F, S)", "if S.exited: return"]
+                first = True
+                for nxt in successors(node):
+                    if nxt is join:
+                        continue
+                    out.append(f"{'if' if first else 'elif'} nx is {self.name('nd', nxt)}:")
+                    out += self._indent(self.block(nxt, join, depth + 1))
+                    first = False
+            else:  # pragma: no cover - the builder makes only these node kinds
+                raise TypeError(f"unknown control node {node!r}")
+            self.lines += len(out)
+            if self.lines > MAX_LINES:
+                raise _TooBig
+            node = join
+        return out
+
+    @staticmethod
+    def _indent(lines: list[str]) -> list[str]:
+        return ["    " + ln for ln in lines] if lines else ["    pass"]
+
+
+def compile_graph(init: Any, label: str) -> Callable[[list[int], Any], None] | None:
+    """One function running the control that starts at ``init``; ``None`` if the graph is
+    empty or too irregular to structure (then the caller walks the nodes)."""
+    if init is None:
+        return None
+    em = _Emitter(init)
+    try:
+        body = em.block(init, None, 0)
+    except _TooBig:
+        return None
+    src = "\n".join(["def _control(F, S):", *em._indent(body)]) + "\n"
+    tree = check_source(src, set(em.env) | {"_control"}, label)
+    env = dict(em.env)
+    exec(compile(tree, label, "exec"), env)  # noqa: S102
+    return env["_control"]
