@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ptf.testutils as tu
+from p4cache import dataplane as dp
 from p4cache_ptf.base import (
     AGENT_IP,
     AGENT_MAC,
@@ -20,8 +21,6 @@ from p4cache_ptf.base import (
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
-
-from p4cache import dataplane as dp
 
 
 class L2Bridge(P4CacheTest):

@@ -13,9 +13,8 @@ import socket
 import subprocess
 import time
 
-from pymemcache.client.base import Client
-
 from p4cache import dataplane as dp
+from pymemcache.client.base import Client
 
 
 def _free_port() -> int:

@@ -1,0 +1,193 @@
+"""Control datagrams: versioned updates, the `written` guard, packet-out, trust, other ops."""
+
+from __future__ import annotations
+
+import ptf.testutils as tu
+from p4cache import dataplane as dp
+from p4cache_ptf.base import (
+    AGENT_MAC,
+    AGENT_PORT,
+    CLIENT_PORT,
+    OUTSIDER_IP,
+    SERVER_PORT,
+    P4CacheTest,
+)
+
+
+def reply_of(key: bytes, value: bytes) -> bytes:
+    return dp.render_value_reply(key, 0, value)
+
+
+class UpdateTest(P4CacheTest):
+    def assert_serves(self, key: bytes, reply: bytes, rid: int = 1) -> None:
+        self.expect_hit(self.get_frame(key, rid), dp.get_reply(rid, reply))
+
+    def assert_miss(self, key: bytes, rid: int = 1) -> None:
+        self.expect_forwarded(self.get_frame(key, rid))
+
+    def assert_status(self, ack: dp.Ctrl, status: int) -> None:
+        self.assertEqual(ack.status_name, dp.STATUS_NAMES[status], ack)
+
+
+class StaleUpdateIgnored(UpdateTest):
+    """An update applies only if its version is newer than the slot's: equal or older ones are
+    acknowledged STATUS_STALE and change nothing; a newer one replaces the reply."""
+
+    def runTest(self) -> None:
+        key, slot = b"versioned", 3
+        a, b = reply_of(key, b"A"), reply_of(key, b"value B")
+        self.add_lookup(key, slot)
+        self.assert_status(self.update(slot, 5, a), dp.STATUS_APPLIED)
+        self.assert_serves(key, a)
+        self.assert_status(self.update(slot, 5, b), dp.STATUS_STALE)
+        self.assert_status(self.update(slot, 4, b), dp.STATUS_STALE)
+        self.assert_status(self.update(slot, 0, b), dp.STATUS_STALE)
+        self.assert_serves(key, a)
+        self.assert_status(self.update(slot, 6, b), dp.STATUS_APPLIED)
+        self.assert_serves(key, b)
+        self.assert_status(self.update(slot, 6, b""), dp.STATUS_STALE)  # stale invalidation
+        self.assert_serves(key, b)
+        self.assert_status(self.update(slot, 0xFFFFFFF0, b""), dp.STATUS_APPLIED)
+        self.assert_miss(key)
+        self.assert_status(self.update(slot, 0xFFFFFFF0, a), dp.STATUS_STALE)
+        self.assert_status(self.update(slot, 0xFFFFFFFF, a), dp.STATUS_APPLIED)
+        self.assert_serves(key, a)
+        # Slots are independent: another slot starts from version 0.
+        self.assert_status(self.update(slot + 1, 1, b), dp.STATUS_APPLIED)
+        self.assert_serves(key, a)
+        self.assert_stats(update=5, stale=5, hit=6, miss=1)
+
+
+class WrittenRefusesRefill(UpdateTest):
+    """After a write went by, an update with bytes is refused (STATUS_WRITTEN) until an
+    invalidation (empty update) newer than the slot's version clears the mark."""
+
+    def runTest(self) -> None:
+        key, slot = b"racy", 4
+        old, new = reply_of(key, b"old"), reply_of(key, b"new")
+        self.cache(key, slot, old, version=1)
+        self.assert_serves(key, old)
+        self.expect_forwarded(self.udp_frame(dp.memcache_frame(1, b"delete racy\r\n")))
+        self.assert_miss(key)
+        # A refill fetched before the write must lose, whatever its version.
+        self.assert_status(self.update(slot, 2, old), dp.STATUS_WRITTEN)
+        self.assert_status(self.update(slot, 100, old), dp.STATUS_WRITTEN)
+        self.assert_miss(key)
+        # An invalidation that is not newer does not clear the mark.
+        self.assert_status(self.update(slot, 1, b""), dp.STATUS_STALE)
+        self.assert_status(self.update(slot, 3, new), dp.STATUS_WRITTEN)
+        # A newer invalidation does; then only updates newer than it apply.
+        self.assert_status(self.update(slot, 4, b""), dp.STATUS_APPLIED)
+        self.assert_miss(key)
+        self.assert_status(self.update(slot, 4, new), dp.STATUS_STALE)
+        self.assert_status(self.update(slot, 5, new), dp.STATUS_APPLIED)
+        self.assert_serves(key, new)
+        # OP_INVALIDATE_KEY marks the slot written too.
+        self.assert_status(self.ctrl(dp.invalidate_key_datagram(key)), dp.STATUS_APPLIED)
+        self.assert_miss(key)
+        self.assert_status(self.update(slot, 6, new), dp.STATUS_WRITTEN)
+        self.assert_status(self.update(slot, 7, b""), dp.STATUS_APPLIED)
+        self.assert_status(self.update(slot, 8, new), dp.STATUS_APPLIED)
+        self.assert_serves(key, new)
+        self.assert_stats(update=5, stale=6, invalidate=2, hit=3, miss=4)
+
+
+class PacketOutUpdates(UpdateTest):
+    """Control datagrams sent as P4Runtime packet-outs are acknowledged by packet-ins (and
+    nothing leaves a data port)."""
+
+    def runTest(self) -> None:
+        key, slot = b"from-cpu", 9
+        r1, r2 = reply_of(key, b"one"), reply_of(key, b"two" * 50)
+        self.add_lookup(key, slot)
+        self.assert_status(self.update(slot, 1, r1, via="cpu"), dp.STATUS_APPLIED)
+        self.assert_serves(key, r1)
+        self.assert_status(self.update(slot, 1, r2, via="cpu"), dp.STATUS_STALE)
+        self.assert_status(self.update(slot, 2, r2, via="cpu"), dp.STATUS_APPLIED)
+        self.assert_serves(key, r2)
+        ack = self.ctrl(dp.read_datagram(slot), via="cpu")
+        self.assert_status(ack, dp.STATUS_VALID)
+        self.assertEqual((ack.version, ack.length), (2, len(r2)))
+        self.assert_status(self.ctrl(dp.invalidate_key_datagram(key), via="cpu"),
+                           dp.STATUS_APPLIED)
+        self.assert_miss(key)
+        self.assert_status(self.update(slot, 3, b"", via="cpu"), dp.STATUS_APPLIED)
+        self.assert_status(self.update(slot, 4, r1, via="cpu"), dp.STATUS_APPLIED)
+        self.assert_serves(key, r1)
+        self.assertIsNone(self.p4rt.get_packet_in(timeout=0.2), "unexpected packet-in")
+        self.assert_stats(update=4, stale=1, invalidate=1, hit=3, miss=1)
+
+
+class UntrustedControlDropped(UpdateTest):
+    """Control datagrams from a source not in trusted_agents go nowhere (not applied, not
+    acknowledged, not forwarded) and are counted."""
+
+    def runTest(self) -> None:
+        key, slot = b"guarded", 6
+        good, evil = reply_of(key, b"good"), reply_of(key, b"EVIL")
+        self.cache(key, slot, good, version=1)
+        self.assert_serves(key, good)
+        attempts = [
+            (CLIENT_PORT, {}, dp.update_datagram(slot, 99, evil)),
+            (CLIENT_PORT, {}, dp.update_datagram(slot, 99, b"")),
+            (CLIENT_PORT, {}, dp.invalidate_key_datagram(key)),
+            (CLIENT_PORT, {}, dp.read_datagram(slot)),
+            (AGENT_PORT, {"src_ip": OUTSIDER_IP}, dp.update_datagram(slot, 100, evil)),
+            (SERVER_PORT, {"src_ip": "10.0.0.2"}, dp.update_datagram(slot, 100, b"")),
+        ]
+        for port, kw, payload in attempts:
+            with self.subTest(port=port, frame=kw, op=payload[0]):
+                frame = self.udp_frame(payload, dport=dp.CACHE_CTRL_PORT, src_mac=AGENT_MAC,
+                                       **kw)
+                self.send(port, frame)
+                tu.verify_no_other_packets(self)
+        self.assert_serves(key, good)
+        self.assert_stats(untrusted=len(attempts), update=1, hit=2)
+        # The slot's version is still 1: the trusted agent's version 2 applies.
+        self.assert_status(self.update(slot, 2, evil), dp.STATUS_APPLIED)
+
+
+class OtherControlOps(UpdateTest):
+    """OP_READ, OP_INVALIDATE_KEY, and malformed control datagrams (STATUS_BAD)."""
+
+    def runTest(self) -> None:
+        key, slot = b"ops", 12
+        r = reply_of(key, b"x" * 33)
+        ack = self.ctrl(dp.read_datagram(slot))
+        self.assert_status(ack, dp.STATUS_INVALID)
+        self.assertEqual((ack.version, ack.length), (0, 0))
+        self.cache(key, slot, r, version=7)
+        ack = self.ctrl(dp.read_datagram(slot))
+        self.assert_status(ack, dp.STATUS_VALID)
+        self.assertEqual((ack.version, ack.length), (7, len(r)))
+        self.assert_status(self.ctrl(dp.invalidate_key_datagram(b"not-cached")),
+                           dp.STATUS_NOT_CACHED)
+        self.assert_serves(key, r)
+
+        hdr = dp.CTRL_HDR.pack
+        bad = [
+            ("reply longer than announced", hdr(dp.OP_UPDATE, 0, slot, 8, 5) + b"123456"),
+            ("reply shorter than announced", hdr(dp.OP_UPDATE, 0, slot, 8, 9) + b"12345"),
+            ("slot out of range", dp.update_datagram(dp.CACHE_SLOTS, 8, r)),
+            ("slot 0xffff", dp.update_datagram(0xFFFF, 8, r)),
+            ("read out of range", dp.read_datagram(dp.CACHE_SLOTS)),
+            ("unknown op", hdr(9, 0, slot, 8, 0)),
+            ("op 0", hdr(0, 0, slot, 8, 0)),
+            ("invalidate key without CRLF", hdr(dp.OP_INVALIDATE_KEY, 0, 0, 0, 0) + key),
+            ("invalidate key too long",
+             hdr(dp.OP_INVALIDATE_KEY, 0, 0, 0, 0) + b"k" * (dp.KMAX + 1) + b"\r\n"),
+            ("invalidate no key", hdr(dp.OP_INVALIDATE_KEY, 0, 0, 0, 0) + b"\r\n"),
+        ]
+        for name, payload in bad:
+            with self.subTest(case=name):
+                self.assert_status(self.ctrl(payload), dp.STATUS_BAD)
+        # None of them touched the slot.
+        self.assert_serves(key, r, rid=2)
+        ack = self.ctrl(dp.read_datagram(slot))
+        self.assertEqual((ack.status, ack.version, ack.length), (dp.STATUS_VALID, 7, len(r)))
+        self.assert_status(self.ctrl(dp.invalidate_key_datagram(key)), dp.STATUS_APPLIED)
+        ack = self.ctrl(dp.read_datagram(slot))
+        self.assertEqual((ack.status, ack.version), (dp.STATUS_INVALID, 7))
+        self.assert_miss(key)
+        # Bad updates count as refused (stale) updates; the read/invalidate ones do not.
+        self.assert_stats(update=1, stale=4, invalidate=1, hit=2, miss=1)
