@@ -148,8 +148,8 @@ def build_pipeline(j: dict, drop_port: int) -> Pipeline:
     pl.ingress_init = pl.inits["ingress"]
     pl.egress_init = pl.inits["egress"]
     _check_acyclic(pl)
-    pl.ingress_fn = compile_graph(pl.ingress_init, "<softnic-ingress>")
-    pl.egress_fn = compile_graph(pl.egress_init, "<softnic-egress>")
+    pl.ingress_fn = compile_graph(pl.ingress_init, "<softnic-ingress>", comp)
+    pl.egress_fn = compile_graph(pl.egress_init, "<softnic-egress>", comp)
     return pl
 
 def _build_table(prog: Program, comp: Compiled, tj: dict, plen: int) -> TableNode:

@@ -52,6 +52,10 @@ class Compiled:
     counters: dict[str, CounterArray]
     meters: dict[str, MeterArray]
     hashes: dict[str, Callable] = field(default_factory=dict)
+    # For gen_control: each condition function's expression (source over ``F``), and the
+    # namespace the generated code runs in (the names those expressions use).
+    cond_exprs: dict[Callable, str] = field(default_factory=dict)
+    env: dict[str, Any] = field(default_factory=dict)
     # The program changes header validity with add/remove_header or writes packet_length, so
     # egress must start from the length register rather than the ingress packet_length value.
     track_len: bool = False
@@ -61,6 +65,7 @@ def condition(ctx: GenContext, c: dict) -> str:
     fname = ctx.fresh("cond")
     expr = ctx.eg.data(c.get("expression"), f"conditional {c.get('name')!r}")
     ctx.src += [f"def {fname}(F):", f"    return {expr}", ""]
+    ctx.cond_exprs[fname] = expr
     return fname
 
 
@@ -140,5 +145,6 @@ def compile_program(prog: Program, drop_port: int = DROP_PORT
         conditions={n: env[f] for n, f in conds.items()},
         key_fns={n: (env[a], env[b]) for n, (a, b) in keys.items()},
         registers=ctx.registers, counters=ctx.counters, meters=ctx.meters,
-        track_len=ctx.len_changes or ctx.sm_plen in ctx.eg.written)
+        track_len=ctx.len_changes or ctx.sm_plen in ctx.eg.written,
+        cond_exprs={env[f]: expr for f, expr in ctx.cond_exprs.items()}, env=env)
     return comp, ctx, env

@@ -130,6 +130,7 @@ class GenContext:
         self.deparse_order = [h for h in (deps[0].get("order") or [])]
         for h in self.deparse_order:
             self.lay.header(h)
+        self.cond_exprs: dict[str, str] = {}  # condition function -> its expression source
         # Set by codegen: the calculation generator (hash primitives need its functions).
         self.calcs: Any = None
 

@@ -84,8 +84,10 @@ def _post_dominators(init: Any) -> dict[int, Any]:
 
 
 class _Emitter:
-    def __init__(self, init: Any) -> None:
+    def __init__(self, init: Any, cond_exprs: dict[Any, str], taken: set[str]) -> None:
         self.ipdom = _post_dominators(init)
+        self.cond_exprs = cond_exprs
+        self.taken: set[str] = set(taken)
         self.env: dict[str, Any] = {}
         self.names: dict[tuple[str, int], str] = {}
         self.lines = 0
@@ -94,7 +96,11 @@ class _Emitter:
         key = (kind, id(obj))
         nm = self.names.get(key)
         if nm is None:
-            nm = self.names[key] = f"_{kind}{len(self.names)}"
+            n = len(self.names)
+            while f"_{kind}{n}" in self.taken:
+                n += 1
+            nm = self.names[key] = f"_{kind}{n}"
+            self.taken.add(nm)
             self.env[nm] = obj
         return nm
 
@@ -105,7 +111,10 @@ class _Emitter:
         while node is not None and node is not stop:
             join = self.ipdom[id(node)]
             if isinstance(node, CondNode):
-                out.append(f"if {self.name('cf', node.fn)}(F):")
+                expr = self.cond_exprs.get(node.fn)
+                if expr is None:  # not a compiled condition (a test's): call it
+                    expr = f"{self.name('cf', node.fn)}(F)"
+                out.append(f"if {expr}:")
                 out += self._indent(self.block(node.true_next, join, depth + 1))
                 out.append("else:")
                 out += self._indent(self.block(node.false_next, join, depth + 1))
@@ -137,18 +146,24 @@ class _Emitter:
         return ["    " + ln for ln in lines] if lines else ["    pass"]
 
 
-def compile_graph(init: Any, label: str) -> Callable[[list[int], Any], None] | None:
+def compile_graph(init: Any, label: str, comp: Any = None
+                  ) -> Callable[[list[int], Any], None] | None:
     """One function running the control that starts at ``init``; ``None`` if the graph is
-    empty or too irregular to structure (then the caller walks the nodes)."""
+    empty or too irregular to structure (then the caller walks the nodes).
+
+    With ``comp`` (the program's :class:`~softnic.runtime.codegen.Compiled`), conditions are
+    written inline from their expressions and run in the program's namespace."""
     if init is None:
         return None
-    em = _Emitter(init)
+    base = comp.env if comp is not None else {}
+    em = _Emitter(init, comp.cond_exprs if comp is not None else {}, set(base))
     try:
         body = em.block(init, None, 0)
     except _TooBig:
         return None
     src = "\n".join(["def _control(F, S):", *em._indent(body)]) + "\n"
-    tree = check_source(src, set(em.env) | {"_control"}, label)
-    env = dict(em.env)
+    tree = check_source(src, set(base) | set(em.env) | {"_control"}, label)
+    env = dict(base)
+    env.update(em.env)
     exec(compile(tree, label, "exec"), env)  # noqa: S102
     return env["_control"]
