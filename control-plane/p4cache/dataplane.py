@@ -54,7 +54,9 @@ STAT_STALE = 4
 STAT_REPORT = 5
 STAT_UNTRUSTED = 6
 STAT_NOT_ALLOWED = 7
-STATS_SIZE = 8
+STAT_UNSAFE = 8
+STATS_SIZE = 9
+IPV4_OPTION_WORDS = 10
 
 # P4Runtime names of what the controller touches.
 TABLE_LOOKUP = "CacheIngress.lookup.cache_lookup"
@@ -83,6 +85,14 @@ def key_match(key: bytes) -> tuple[int, int]:
     """The cache_lookup match value of ``key``: (key length, key bytes as a big-endian integer)."""
     check_key(key)
     return len(key), int.from_bytes(key, "big")
+
+
+def lookup_key(server: str | int, key: bytes) -> tuple[int, int, int]:
+    """The full cache_lookup match: (server IPv4 address, key length, key value). A value is
+    only served for requests to the server it came from."""
+    if isinstance(server, str):
+        server = int.from_bytes(bytes(int(x) for x in server.split(".")), "big")
+    return (server, *key_match(key))
 
 
 def key_from_match(key_len: int, key_value: int) -> bytes:

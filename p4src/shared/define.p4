@@ -35,6 +35,7 @@ typedef bit<32> version_t;
 #define KIND_GET 1
 #define KIND_WRITE 2
 #define KIND_CTRL 3     // a trusted control datagram
+#define KIND_UNSAFE 4   // may change items in ways the switch cannot follow: dropped (see docs)
 
 /* What SlotStore does with meta.slot. */
 #define SLOT_OP_NONE 0
@@ -68,7 +69,8 @@ typedef bit<32> version_t;
 #define STAT_REPORT 5        // hot-key digests sent
 #define STAT_UNTRUSTED 6     // control datagrams from a source not in trusted_agents (dropped)
 #define STAT_NOT_ALLOWED 7   // candidate GETs from clients outside the allow-list (forwarded)
-#define STATS_SIZE 8
+#define STAT_UNSAFE 8        // UDP commands the switch cannot follow (flush_all, gat, ...): dropped
+#define STATS_SIZE 9
 
 /* Fixed lengths used to rebuild IPv4 and UDP lengths. */
 #define IPV4_HDR_BYTES 20

@@ -40,6 +40,10 @@ header ipv4_h {
     ipv4_addr_t dst_addr;
 }
 
+header ipv4_option_h {
+    bit<32> word;
+}
+
 header udp_h {
     bit<16> src_port;
     bit<16> dst_port;
@@ -91,6 +95,7 @@ struct headers_t {
     packet_in_h   packet_in;
     ethernet_h    ethernet;
     ipv4_h        ipv4;
+    ipv4_option_h[IPV4_OPTION_WORDS] ipv4_options;
     udp_h         udp;
     memcache_h    memcache;
     cache_ctrl_h  ctrl;
@@ -112,6 +117,7 @@ struct headers_t {
 
 /* What the switch reports for a hot key: the match key of cache_lookup. */
 struct hot_key_digest_t {
+    ipv4_addr_t    server_addr;
     bit<8>         key_len;
     bit<KEY_BITS>  key;
 }
@@ -121,12 +127,15 @@ struct local_metadata_t {
     bit<64>        cmd;          // command word, right-aligned
     bit<8>         cmd_len;
     bit<8>         spaces;       // blanks between command word and key
+    bit<1>         spaces_overflow; // more than SPACES_MAX blanks
+    bit<4>         ipv4_option_words; // left to parse
     bit<KEY_BITS>  key;          // key bytes, right-aligned (key_len tells leading zeros apart)
     bit<8>         key_len;
     bit<1>         key_overflow; // more than KMAX key bytes
     bit<16>        chunk_bits;   // OP_UPDATE: ctrl.len - 1, whose bits choose the chunks
     /* Filled by the ingress controls. */
     bit<8>         kind;         // KIND_*
+    ipv4_addr_t    server_addr;  // the memcached server a request or control datagram is about
     bit<1>         allowed;      // client in the allow-list
     bit<1>         trusted;      // control datagram from the CPU port or a trusted agent
     bit<1>         cached;       // cache_lookup hit

@@ -25,6 +25,9 @@
  * spaces there). A write with more leading blanks is forwarded without invalidating anything:
  * see docs/dataplane.md, "Limits". */
 #define SPACES_MAX 4
+/* IPv4 options are parsed as 32-bit words (a header holds at most 10), so a write carrying
+ * them is still seen. */
+#define IPV4_OPTION_WORDS 10
 
 /* Stored reply bytes per slot: the whole "VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n".
  * The reply is assembled from chunks of 256, 128, ..., 1 bytes selected by the bits of

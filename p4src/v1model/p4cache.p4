@@ -6,8 +6,8 @@
  * Writes seen in flight invalidate the key; values arrive as versioned control datagrams; keys
  * that miss often are reported to the controller. See docs/dataplane.md for the walkthrough.
  *
- *   ingress:  Forwarding -> KeyParse -> ControlTrust -> CacheLookup -> WritesAndUpdates
- *             -> SlotStore -> HotKeys -> CacheStats -> Respond
+ *   ingress:  KeyParse -> ControlTrust -> CacheLookup -> WritesAndUpdates -> SlotStore
+ *             -> HotKeys -> CacheStats -> Respond (hits, acknowledgements) or Forwarding
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -48,7 +48,6 @@ control CacheIngress(inout headers_t hdr,
             }
             hdr.packet_out.setInvalid();
         }
-        forwarding.apply(hdr, meta, std_meta);
         key_parse.apply(hdr, meta, std_meta);
         control_trust.apply(hdr, meta, std_meta);
         lookup.apply(hdr, meta);
@@ -56,7 +55,14 @@ control CacheIngress(inout headers_t hdr,
         slots.apply(hdr, meta);
         hot_keys.apply(hdr, meta, std_meta);
         stats.apply(hdr, meta);
-        respond.apply(hdr, meta, std_meta);
+        if (meta.hit == 1 || meta.kind == KIND_CTRL) {
+            respond.apply(hdr, meta, std_meta);
+        } else if (meta.kind == KIND_UNSAFE || meta.untrusted == 1) {
+            mark_to_drop(std_meta);
+        } else {
+            /* Forwarding decides last, on the headers as they arrived. */
+            forwarding.apply(hdr, meta, std_meta);
+        }
     }
 }
 

@@ -257,7 +257,10 @@ def _resubmit(c: Call) -> list[str]:
 @primitive("truncate")
 def _truncate(c: Call) -> list[str]:
     c.nargs(1)
-    return [f"S.truncate = {c.arg(0)}"]
+    # BMv2 keeps the smallest length of all the calls in a pass (Packet::truncate).
+    v = c.tmp()
+    return [f"{v} = {c.arg(0)}", f"if not S.truncate or {v} < S.truncate:",
+            f"    S.truncate = {v}"]
 
 
 @primitive("generate_digest")

@@ -36,14 +36,37 @@ parser CacheParser(packet_in packet,
         }
     }
 
-    /* Only unfragmented IPv4 without options is looked into: options move the UDP header, and a
-     * fragment (MF set or a non-zero offset) does not hold the whole request. */
+    /* UDP is looked into when the datagram starts here (fragment offset 0). A first fragment
+     * (MF set) or a header with options is never answered (KeyParse), but a write inside one
+     * must still be seen, so options are parsed too, one 32-bit word at a time. */
     state parse_ipv4 {
         packet.extract(hdr.ipv4);
-        transition select(hdr.ipv4.ihl, hdr.ipv4.flags, hdr.ipv4.frag_offset, hdr.ipv4.protocol) {
-            (4w5, 3w0 &&& 3w1, 13w0, IP_PROTO_UDP): parse_udp;
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.frag_offset,
+                          hdr.ipv4.protocol) {
+            (4w4, 4w5, 13w0, IP_PROTO_UDP): parse_udp;
+            (4w4, 4w0 &&& 4w0xc, _, _): accept;      // ihl 0..3: malformed
+            (4w4, 4w4, _, _): accept;                // ihl 4: malformed
+            (4w4, _, 13w0, IP_PROTO_UDP): parse_ipv4_options;
             default: accept;
         }
+    }
+
+    state parse_ipv4_options {
+        meta.ipv4_option_words = hdr.ipv4.ihl - 5;
+        transition parse_ipv4_option;
+    }
+
+    state parse_ipv4_option {
+        transition select(meta.ipv4_option_words) {
+            0: parse_udp;
+            default: parse_ipv4_option_word;
+        }
+    }
+
+    state parse_ipv4_option_word {
+        packet.extract(hdr.ipv4_options.next);
+        meta.ipv4_option_words = meta.ipv4_option_words - 1;
+        transition parse_ipv4_option;
     }
 
     state parse_udp {
@@ -81,10 +104,15 @@ parser CacheParser(packet_in packet,
     /* The blanks between command word and key. */
     state parse_spaces {
         transition select(meta.spaces, packet.lookahead<bit<8>>()) {
-            (SPACES_MAX, 0x20): accept;
+            (SPACES_MAX, 0x20): parse_spaces_overflow;
             (_, 0x20): parse_space_byte;
             default: parse_key;
         }
+    }
+
+    state parse_spaces_overflow {
+        meta.spaces_overflow = 1;
+        transition accept;
     }
 
     state parse_space_byte {
@@ -134,6 +162,7 @@ parser CacheParser(packet_in packet,
     state parse_ctrl {
         packet.extract(hdr.ctrl);
         transition select(hdr.ctrl.op, hdr.ctrl.len) {
+            (ACK_FLAG &&& ACK_FLAG, _): accept;   // an acknowledgement: dropped in ingress
             (OP_UPDATE, 0): accept;
             (OP_UPDATE, _): parse_reply;
             (OP_INVALIDATE_KEY, _): parse_key;
@@ -250,6 +279,7 @@ control CacheDeparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.packet_in);
         packet.emit(hdr.ethernet);
         packet.emit(hdr.ipv4);
+        packet.emit(hdr.ipv4_options);
         packet.emit(hdr.udp);
         packet.emit(hdr.memcache);
         packet.emit(hdr.ctrl);

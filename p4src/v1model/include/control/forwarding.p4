@@ -52,8 +52,11 @@ control Forwarding(inout headers_t hdr,
     }
 
     apply {
-        if (!l2_forward.apply().hit) {
-            if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1) {
+        if (!hdr.ethernet.isValid()) {
+            drop();  // a runt frame: nothing to forward it on
+        } else if (!l2_forward.apply().hit) {
+            /* Routing rewrites the header, so a corrupted one is dropped, not repaired. */
+            if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 1 && std_meta.checksum_error == 0) {
                 ipv4_route.apply();
             }
         }

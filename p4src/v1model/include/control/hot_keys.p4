@@ -8,8 +8,11 @@
  * switch clock, so a new epoch starts from zero with no register writes from the control plane,
  * as a hardware pipeline would do it with one stateful ALU per row.
  *
- * Three hashes of the key feed everything: their low bits index the sketch, their high bits the
- * filter, as a hardware hash unit's output is sliced among several tables.
+ * Three hashes of (server, key) feed everything: a CRC-32 and two CRC-16s over the fields in
+ * different orders (different linear functions, so the rows collide independently). Their low
+ * bits index the sketch; two other slices of the CRC-32 index the filter, as a hardware hash
+ * unit's output is sliced among several tables. Epoch tags wrap after 2^15 epochs (about 9.5 h),
+ * which at worst hides one report.
  */
 
 control HotKeys(inout headers_t hdr,
@@ -28,9 +31,12 @@ control HotKeys(inout headers_t hdr,
             bit<32> h0;
             bit<32> h1;
             bit<32> h2;
-            hash(h0, HashAlgorithm.crc32, 32w0, {meta.key_len, meta.key}, 64w0x100000000);
-            hash(h1, HashAlgorithm.crc16, 32w0, {meta.key_len, meta.key}, 32w0x10000);
-            hash(h2, HashAlgorithm.crc32, 32w0, {meta.key, meta.key_len}, 64w0x100000000);
+            hash(h0, HashAlgorithm.crc32, 32w0, {meta.server_addr, meta.key_len, meta.key},
+                 64w0x100000000);
+            hash(h1, HashAlgorithm.crc16, 32w0, {meta.server_addr, meta.key_len, meta.key},
+                 32w0x10000);
+            hash(h2, HashAlgorithm.crc16, 32w0, {meta.key, meta.key_len, meta.server_addr},
+                 32w0x10000);
             bit<32> i0 = h0 & (SKETCH_WIDTH - 1);
             bit<32> i1 = h1 & (SKETCH_WIDTH - 1);
             bit<32> i2 = h2 & (SKETCH_WIDTH - 1);
@@ -59,8 +65,8 @@ control HotKeys(inout headers_t hdr,
             if (estimate >= HOT_THRESHOLD) {
                 /* A filter cell holds 0x8000 | epoch of the report that set it (0 = never). */
                 bit<16> tag = 16w0x8000 | (epoch & 16w0x7fff);
-                bit<32> j0 = h0 >> (32 - 15);
-                bit<32> j1 = h2 >> (32 - 15);
+                bit<32> j0 = h0 >> (32 - 15);      // high bits of the CRC-32
+                bit<32> j1 = (h0 >> 2) & 0x7fff;   // middle bits, another linear function
                 bit<16> t0;
                 bit<16> t1;
                 bloom0.read(t0, j0);
@@ -68,7 +74,7 @@ control HotKeys(inout headers_t hdr,
                 if (t0 != tag || t1 != tag) {
                     bloom0.write(j0, tag);
                     bloom1.write(j1, tag);
-                    digest<hot_key_digest_t>(1, {meta.key_len, meta.key});
+                    digest<hot_key_digest_t>(1, {meta.server_addr, meta.key_len, meta.key});
                     meta.reported = 1;
                 }
             }

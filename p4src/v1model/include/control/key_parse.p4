@@ -41,19 +41,33 @@ control KeyParse(inout headers_t hdr,
             (2, 0x6d73): set_kind(KIND_WRITE);              // ms (meta set)
             (2, 0x6d64): set_kind(KIND_WRITE);              // md (meta delete)
             (2, 0x6d61): set_kind(KIND_WRITE);              // ma (meta arithmetic)
+            /* mg is a read, but its flags can touch or vivify the item: treated as a write. */
+            (2, 0x6d67): set_kind(KIND_WRITE);              // mg (meta get)
+            /* These change items in ways the data plane cannot follow: gat/gats name their keys
+             * after the expiry time (and may name many), flush_all empties the whole cache. */
+            (3, 0x676174): set_kind(KIND_UNSAFE);           // gat
+            (4, 0x67617473): set_kind(KIND_UNSAFE);         // gats
+            (8, 0x666c7573685f616c): set_kind(KIND_UNSAFE); // flush_al(l)
         }
-        size = 16;
+        size = 24;
     }
 
     apply {
         if (hdr.memcache.isValid()) {
+            meta.server_addr = hdr.ipv4.dst_addr;
             classify_command.apply();
+            if (meta.cmd_len != 0 && hdr.cmd[0].b == 0x80) {
+                /* memcached's binary protocol: its writes cannot be read here. */
+                meta.kind = KIND_UNSAFE;
+            }
             if (meta.kind == KIND_GET) {
                 /* Lengths must account for every byte: "get" + one blank + key + "\r\n" and
                  * nothing after, so a second key, a `gets` or trailing bytes never match. */
                 bit<16> payload = MEMCACHE_HDR_BYTES + 4 + 2 + (bit<16>)meta.key_len;
                 if (std_meta.parser_error != error.NoError
                         || std_meta.checksum_error != 0
+                        || hdr.ipv4.ihl != 5
+                        || hdr.ipv4.flags[0:0] != 0
                         || hdr.memcache.seq != 0
                         || hdr.memcache.total != 1
                         || hdr.memcache.reserved != 0
@@ -66,8 +80,11 @@ control KeyParse(inout headers_t hdr,
                 }
             } else if (meta.kind == KIND_WRITE) {
                 /* A write invalidates whatever key the parser read, whatever follows it: a key
-                 * that was cut short or is longer than KMAX cannot be cached anyway. */
-                if (meta.key_len == 0 || meta.key_overflow == 1) {
+                 * longer than KMAX cannot be cached anyway. A key hidden behind more blanks
+                 * than the parser reads could be cached: such a write is unsafe. */
+                if (meta.spaces_overflow == 1) {
+                    meta.kind = KIND_UNSAFE;
+                } else if (meta.key_len == 0 || meta.key_overflow == 1) {
                     meta.kind = KIND_OTHER;
                 }
             }

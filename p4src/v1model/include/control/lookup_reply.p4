@@ -1,8 +1,9 @@
 /*
  * p4cache — cache lookup, and the allow-list that decides who may be answered.
  *
- * The match key is (key length, key bytes right-aligned in KEY_BITS bits): the length keeps
- * "ab" and "\0ab" apart, and keys sharing a prefix are different values. An exact-match table
+ * The match key is (server, key length, key bytes right-aligned in KEY_BITS bits): a value is
+ * only ever served for the server that holds it, the length keeps "ab" and "\0ab" apart, and
+ * keys sharing a prefix are different values. An exact-match table
  * is what a hardware target holds in SRAM/hash tables at line rate; the entry only names a slot,
  * whose registers (SlotStore) hold the reply and its state.
  */
@@ -16,6 +17,7 @@ control CacheLookup(inout headers_t hdr, inout local_metadata_t meta) {
 
     table cache_lookup {
         key = {
+            meta.server_addr: exact @name("server_addr");
             meta.key_len: exact @name("key_len");
             meta.key: exact @name("key");
         }
@@ -86,14 +88,15 @@ control Respond(inout headers_t hdr,
         hdr.udp.checksum = 0;
         std_meta.egress_spec = std_meta.ingress_port;
         meta.rewrite_ipv4 = 1;
-        /* Bytes after the request (Ethernet padding) must not trail the reply. */
-        truncate((bit<32>)hdr.ipv4.total_len + 14);
+        /* Bytes after the request (Ethernet padding) must not trail the reply. BMv2 keeps the
+         * smallest length of all truncate calls, so there is exactly one, counting the
+         * packet-in header when the frame goes to the CPU. */
+        truncate((bit<32>)hdr.ipv4.total_len + 14 + ((bit<32>)meta.from_cpu << 1));
     }
 
     action to_cpu() {
         hdr.packet_in.setValid();
         hdr.packet_in.ingress_port = std_meta.ingress_port;
-        truncate((bit<32>)hdr.ipv4.total_len + 16);
     }
 
     apply {

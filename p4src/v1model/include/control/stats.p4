@@ -37,5 +37,8 @@ control CacheStats(inout headers_t hdr, inout local_metadata_t meta) {
         if (meta.untrusted == 1) {
             cache_stats.count(STAT_UNTRUSTED);
         }
+        if (meta.kind == KIND_UNSAFE) {
+            cache_stats.count(STAT_UNSAFE);
+        }
     }
 }

@@ -30,7 +30,15 @@ control ControlTrust(inout headers_t hdr,
     }
 
     apply {
-        if (hdr.ctrl.isValid()) {
+        if (hdr.ctrl.isValid() && (hdr.ctrl.op & ACK_FLAG) != 0) {
+            /* Acknowledgements are for agents and the controller; one arriving here is dropped,
+             * so two switches can never bounce them between each other. */
+            meta.untrusted = 1;
+            mark_to_drop(std_meta);
+        } else if (hdr.ctrl.isValid()) {
+            /* The agent next to a memcached server speaks for it (the controller's packet-out
+             * names the server as the source too). */
+            meta.server_addr = hdr.ipv4.src_addr;
             if (meta.from_cpu == 1) {
                 meta.trusted = 1;
             } else {
