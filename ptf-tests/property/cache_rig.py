@@ -1,0 +1,232 @@
+"""The cache pipeline in the in-process engine, side by side with the reference model.
+
+``Rig.send`` / ``Rig.send_out`` run one frame through both and check the three invariants:
+
+* no engine error (softnic counts every exception a packet raised, and drops the packet);
+* the frames that leave (ports and packet-ins) are exactly the model's: nothing the model
+  forwards is answered, answers carry exactly the stored reply, forwarded frames are the input
+  byte for byte;
+* every cell of every slot register (valid, written, version, len and the reply store) equals
+  the model's copy afterwards: a cell changes only by the model's writes, untouched slots never.
+
+A failure raises ``Mismatch`` naming the invariant, the frame (hex) and the model's reasoning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cache_oracle as co
+import cache_wire as w
+from cache_oracle import Oracle, Verdict
+from p4cache import dataplane as dp
+from p4cache import program
+
+from softnic.runtime.api import ActionCall, MatchKey, TableEntry
+from softnic.runtime.switch import Switch
+
+# -- the installed state (same for every module; tests pick from it)
+CLIENT_PORT, SERVER_PORT, AGENT_PORT = 1, 2, 3
+DATA_PORTS = (CLIENT_PORT, SERVER_PORT, AGENT_PORT)
+SERVER_IP = w.ip4("10.0.0.2")
+CLIENTS = (w.ip4("10.0.1.1"), w.ip4("10.0.1.200"), w.ip4("10.0.2.7"))
+STRANGERS = (w.ip4("10.0.9.9"), w.ip4("192.168.1.1"), w.ip4("10.0.2.8"))
+AGENT_IP = w.ip4("10.0.3.1")
+L2 = {w.CLIENT_MAC: CLIENT_PORT, w.SERVER_MAC: SERVER_PORT, w.AGENT_MAC: AGENT_PORT}
+ALLOW = [(w.ip4("10.0.1.0"), 24), (w.ip4("10.0.2.7"), 32)]
+AGENTS = {AGENT_IP}
+# Keys chosen for their edges: 1 and 64 bytes, the lowest and highest printable bytes, bytes
+# >= 0x80, a key that is a prefix of another; slots at both ends of the range.
+CACHED = {
+    b"k": 0,
+    b"hello": 5,
+    b"user:1000": 17,
+    b"abc": 100,
+    b"abcd": 101,
+    b"!": 202,
+    b"~~": 303,
+    b"\x80\xfe\xff": 404,
+    b"x" * 63: 2048,
+    b"K" * 64: 4095,
+    b"session/7f3a9c": 3000,
+}
+UNCACHED = (b"nope", b"abcde", b"ab", b"hello2", b"Hello", b"K" * 63, b"\x81")
+
+
+def reply_for(key: bytes, size: int) -> bytes:
+    """A reply of exactly ``size`` bytes (1..512): memcached's VALUE reply for ``key`` when one
+    of that size exists, else plain bytes (the switch stores whatever the controller sends)."""
+    for n in range(size, -1, -1):
+        r = dp.render_value_reply(key, 0, bytes(0x61 + i % 26 for i in range(n)))
+        if len(r) == size:
+            return r
+    return bytes(0x41 + i % 26 for i in range(size))
+
+
+class Mismatch(AssertionError):
+    pass
+
+
+@dataclass
+class Tally:
+    kinds: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def add(self, v: Verdict) -> None:
+        self.kinds[v.kind] = self.kinds.get(v.kind, 0) + 1
+        self.reasons[v.reason] = self.reasons.get(v.reason, 0) + 1
+
+
+def pipeline_json() -> Path:
+    """The BMv2 JSON under test: ``P4CACHE_P4_JSON`` if set (e.g. a deliberately broken copy),
+    else ``p4cache.program.build()`` of p4src/."""
+    env = os.environ.get("P4CACHE_P4_JSON")
+    return Path(env) if env else program.build().json_path
+
+
+class Rig:
+    def __init__(self, deviations: frozenset[str] = co.KNOWN_DEVIATIONS) -> None:
+        self.sw = Switch(cpu_port=co.CPU_PORT)
+        self.sw.load_json(json.loads(pipeline_json().read_text()))
+        self.pins: list = []
+        self.sw.set_packet_in_handler(self.pins.append)
+        self.sw.set_digest_handler(lambda d: None)
+        for mac, port in L2.items():
+            self.sw.table_add(dp.TABLE_L2, TableEntry(
+                [MatchKey(int.from_bytes(mac, "big"))],
+                ActionCall("CacheIngress.forwarding.bridge", [port])))
+        for net, plen in ALLOW:
+            self.sw.table_add(dp.TABLE_ALLOWLIST, TableEntry(
+                [MatchKey(net, prefix_len=plen)], ActionCall("CacheIngress.lookup.allow_client")))
+        for ip in AGENTS:
+            self.sw.table_add(dp.TABLE_AGENTS, TableEntry(
+                [MatchKey(ip)], ActionCall("CacheIngress.control_trust.trust_agent")))
+        for key, slot in CACHED.items():
+            self.sw.table_add(dp.TABLE_LOOKUP, TableEntry(
+                [MatchKey(len(key)), MatchKey(int.from_bytes(key, "big"))],
+                ActionCall("CacheIngress.lookup.set_slot", [slot])))
+        self.model = Oracle(l2=L2, allow=ALLOW, agents=AGENTS, keys=CACHED,
+                            deviations=deviations)
+        self.tally = Tally()
+        self.sent = 0
+        assert self.register_problem() is None, self.register_problem()
+        sizes = (1, 2, 8, 9, 33, 100, 255, 256, 257, 400, 511, 512)
+        for i, (key, slot) in enumerate(CACHED.items()):
+            self.fill(slot, reply_for(key, sizes[i % len(sizes)]))
+
+    # -- engine access
+    def cells(self, name: str) -> list[int]:
+        return self.sw._extern("registers", co.PREFIX + name).cells
+
+    def errors(self) -> tuple[int, int]:
+        return self.sw.stats.engine_errors, self.sw.stats.assert_failures
+
+    # -- one frame through both
+    def send(self, port: int, frame: bytes) -> Verdict:
+        v = self.model.predict(port, frame)
+        before = self.errors()
+        out = self.sw.process_packet(port, frame)
+        self._check(v, frame, port, before, out, [])
+        return v
+
+    def send_out(self, frame: bytes, egress: int) -> Verdict:
+        v = self.model.predict_packet_out(frame, egress)
+        before = self.errors()
+        self.pins.clear()
+        out = self.sw.packet_out(frame, {"egress_port": egress})
+        pins = [(p.metadata.get("ingress_port"), p.payload) for p in self.pins]
+        self._check(v, frame, "packet-out", before, out, pins)
+        return v
+
+    def _check(self, v: Verdict, frame: bytes, port, before, out, pins) -> None:
+        self.sent += 1
+        self.tally.add(v)
+        problem = None
+        if self.errors() != before:
+            problem = "ENGINE ERROR: " + self.sw.stats.last_error
+        want_pins = [(co.CPU_PORT, p) for p in v.packet_ins]
+        if problem is None and (out != v.outputs or pins != want_pins):
+            problem = self.output_problem(v, frame, port, out, pins)
+        slot_before = None if v.slot is None else self.model.slot_state(v.slot)
+        self.model.commit(v)
+        state = self.register_problem()
+        if problem or state:
+            if state:  # start the next frame from the engine's state, so one fault is one failure
+                for name in co.REGISTERS:
+                    self.model.regs[name][:] = self.cells(name)
+            text = "\n".join(p for p in (problem, state) if p)
+            raise Mismatch(self.describe(text, v, frame, port, out, pins, slot_before))
+
+    @staticmethod
+    def output_problem(v: Verdict, frame: bytes, port, out, pins) -> str:
+        answered = [o for o in out if o[0] == port and o[1] != frame]
+        if v.kind != "answered" and answered and not v.outputs:
+            return "MALFORMED OR UNEXPECTED DATAGRAM ANSWERED"
+        if v.kind != "answered" and answered:
+            return "DATAGRAM ANSWERED THAT MUST BE FORWARDED"
+        if v.kind == "answered" and not answered:
+            return "CLEAN GET FOR A VALID SLOT NOT ANSWERED"
+        if v.kind == "answered":
+            return "WRONG ANSWER"
+        if v.kind in ("forwarded", "sent") and out and out[0][1] != frame:
+            return "FORWARDED FRAME ALTERED"
+        return "OUTPUT DIFFERS FROM THE MODEL"
+
+    def register_problem(self) -> str | None:
+        """None if every slot register cell equals the model's, else what differs."""
+        for name in co.REGISTERS:
+            got = self.cells(name)
+            want = self.model.regs[name]
+            if got != want:
+                diffs = [(i, got[i], want[i]) for i in range(len(want)) if got[i] != want[i]]
+                slots = sorted({i // co.REG_CELLS[name] for i, _, _ in diffs})
+                detail = ", ".join(f"{name}[{i}] is {g:#x}, model {m:#x}" for i, g, m in diffs[:6])
+                return f"SLOT STATE CHANGED NOT AS THE MODEL SAYS (slots {slots[:8]}): {detail}"
+        return None
+
+    def describe(self, problem: str, v: Verdict | None, frame: bytes, port, out, pins,
+                 slot_before: dict | None = None) -> str:
+        lines = [problem, f"  frame #{self.sent} in on {port}: {frame.hex()}"]
+        if v is not None:
+            lines.append(f"  model: {v.kind} ({v.reason}), slot {v.slot}, status {v.status}")
+            lines += [f"  model out {p}: {b.hex()}" for p, b in v.outputs]
+            lines += [f"  model packet-in: {b.hex()}" for b in v.packet_ins]
+            if slot_before is not None:
+                lines.append(f"  slot {v.slot} before the frame: {slot_before}")
+        if out is not None:
+            lines += [f"  engine out {p}: {b.hex()}" for p, b in out] or ["  engine: no output"]
+        if pins:
+            lines += [f"  engine packet-in {p}: {b.hex()}" for p, b in pins]
+        return "\n".join(lines)
+
+    # -- helpers for tests
+    def ctrl_frame(self, payload: bytes, *, src: int = AGENT_IP, sport: int = 7000) -> bytes:
+        return w.udp_frame(payload, src=src, dst=SERVER_IP, sport=sport, dport=co.CTRL_PORT,
+                           eth_dst=w.SERVER_MAC, eth_src=w.AGENT_MAC)
+
+    def next_version(self, slot: int) -> int:
+        v = self.model.regs["slot_version"][slot]
+        if v >= 0xFFFFFFF0:  # a fuzzed update took the last versions: the controller resets
+            for name in ("slot_version",):
+                self.sw.register_write(co.PREFIX + name, slot, 0)
+                self.model.regs[name][slot] = 0
+            v = 0
+        return v + 1
+
+    def fill(self, slot: int, reply: bytes) -> None:
+        """Make ``slot`` valid with ``reply``, as the controller would: invalidate (clears
+        `written`), then update with a newer version. Both go through the checked path."""
+        v = self.next_version(slot)
+        a = self.send_out(self.ctrl_frame(struct.pack("!BBHIH", co.OP_UPDATE, 0, slot, v, 0)),
+                          CLIENT_PORT)
+        b = self.send_out(self.ctrl_frame(dp.update_datagram(slot, v + 1, reply)), CLIENT_PORT)
+        assert a.status == co.STATUS_APPLIED and b.status == co.STATUS_APPLIED, (a, b)
+
+    def get_frame(self, key: bytes, *, rid: int = 7, src: int = CLIENTS[0],
+                  sport: int = 40000) -> bytes:
+        return w.udp_frame(dp.get_request(rid, key), src=src, dst=SERVER_IP, sport=sport,
+                           dport=co.MEMCACHED_PORT)
