@@ -21,7 +21,7 @@ by default, seconds with ``--quick``). Results go to ``bench/results/softnic_pps
 machine information, and a plot to ``docs/softnic_pps.png``.
 
 Run: ``.venv/bin/python -m bench.softnic_pps`` (root needed for the veth part) or
-``p4cache-bench``; ``--quick`` for a short smoke run.
+``p4cache-bench softnic``; ``--quick`` for a short smoke run.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ import contextlib
 import io
 import json
 import os
-import platform
 import socket
 import statistics
 import subprocess
@@ -44,9 +43,18 @@ from pathlib import Path
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
+from bench.common import (
+    ROOT,
+    Agent,
+    agent_argv,
+    machine_info,
+    max_rate,
+    softnic_run,
+    step_rates,
+)
+from bench.common import median as _median
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
 
-ROOT = Path(__file__).resolve().parent.parent
 P4_DIR = Path(__file__).resolve().parent / "p4"
 PROGRAMS = {"l3": P4_DIR / "l3.p4", "stateful": P4_DIR / "stateful.p4"}
 RESULTS = Path(__file__).resolve().parent / "results" / "softnic_pps.json"
@@ -121,15 +129,6 @@ def inprocess_pps(bmv2_json: Path, seconds: float, max_packets: int) -> dict:
 
 DEFAULT_RATES = [5_000, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 80_000]
 QUICK_RATES = [5_000, 20_000]
-LOSS_OK = 0.01  # "max rate": median loss below 1 % ...
-KEEP_UP = 0.97  # ... and delivered >= 97 % of offered: the port's socket buffer holds thousands
-# of frames, so a short step at too high a rate loses nothing yet is delivered late and slowly
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _install_route(grpc_addr: str, bmv2_json: Path, p4info: Path) -> None:
@@ -150,87 +149,38 @@ def _install_route(grpc_addr: str, bmv2_json: Path, p4info: Path) -> None:
             sh.teardown()
 
 
-class _Agent:
-    """A ``bench.veth_traffic`` process in a namespace, driven one JSON line at a time."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True)
-        if not self.read().get("ready"):
-            raise RuntimeError(f"{argv} did not start")
-
-    def write(self, cmd: dict) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-
-    def read(self) -> dict:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"traffic agent exited (code {self.proc.poll()})")
-        return json.loads(line)
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
 @contextlib.contextmanager
 def veth_rig(bmv2_json: Path, p4info: Path):  # noqa: ANN201 - yields (sender, receiver)
     """h1 - softnic run - h2 on veth pairs, the route installed, sender and receiver running."""
     from softnic.netns import Topology
 
-    with Topology(2, switch_in_root=True) as topo:
+    with Topology(2, switch_in_root=True) as topo, softnic_run(topo) as grpc_addr:
         h1, h2 = topo.hosts
-        grpc_addr = f"127.0.0.1:{_free_port()}"
-        sw = subprocess.Popen([sys.executable, "-m", "softnic.cli", "run", "--no-p4",
-                               *topo.interface_args(), "--", "--grpc-server-addr", grpc_addr],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        agents: list[_Agent] = []
+        agents: list[Agent] = []
         try:
-            assert sw.stdout is not None and sw.stderr is not None
-            line = sw.stdout.readline()
-            if "P4Runtime on" not in line:
-                raise RuntimeError(f"softnic run did not start: {line}{sw.stderr.read()}")
             _install_route(grpc_addr, bmv2_json, p4info)
-            agent = [sys.executable, "-m", "bench.veth_traffic"]
-            agents.append(_Agent(h2.cmd([*agent, "recv", h2.ifname, str(UDP_DPORT)])))
-            agents.append(_Agent(h1.cmd([*agent, "send", h1.ifname])))
+            agents.append(Agent(agent_argv(h2, "recv", h2.ifname, str(UDP_DPORT))))
+            agents.append(Agent(agent_argv(h1, "send", h1.ifname)))
             agents[1].write({"templates": [f.hex() for f in build_frames()]})
             agents[1].read()
             yield agents[1], agents[0]
         finally:
             for a in agents:
                 a.close()
-            sw.terminate()
-            try:
-                sw.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                sw.kill()
 
 
-def veth_step(sender: _Agent, receiver: _Agent, step: int, rate: float, count: int) -> dict:
+def veth_step(sender: Agent, receiver: Agent, step: int, rate: float, count: int) -> dict:
     """Offer ``count`` frames at ``rate`` (0: saturation); delivered rate and loss."""
     expect_s = count / rate if rate else count / 50_000
     receiver.write({"step": step, "count": count, "first_wait": 5.0 + expect_s, "idle": 0.5})
     sender.write({"step": step, "rate": rate, "count": count})
     s = sender.read()
     r = receiver.read()
-    offered = s["sent"] / s["send_duration_s"] if s["send_duration_s"] > 0 else 0.0
-    # delivered: first frame sent -> last frame received, so a backlog draining after the
-    # sender stopped is counted against the switch, not hidden
-    span = r["t_last_rx"] - s["t_first_send"] if r["received"] else 0.0
-    delivered = r["received"] / span if span > 0 else 0.0
-    loss = 1.0 - r["received"] / s["sent"] if s["sent"] else 1.0
-    return {"target_pps": rate or None, "offered_pps": round(offered, 1),
-            "delivered_pps": round(delivered, 1), "sent": s["sent"],
+    rates = step_rates(s, r)
+    return {"target_pps": rate or None, "offered_pps": rates["offered_pps"],
+            "delivered_pps": rates["delivered_pps"], "sent": s["sent"],
             "send_errors": s["send_errors"], "received": r["received"],
-            "duplicates": r["duplicates"], "loss": round(loss, 5),
+            "duplicates": r["duplicates"], "loss": rates["loss"],
             "ttl_decremented": r["ttl_decremented"]}
 
 
@@ -256,9 +206,7 @@ def veth_sweep(bmv2_json: Path, p4info: Path, rates: list[int], count: int,
             "loss": round(statistics.median(r["loss"] for r in col), 5),
             "duplicates": sum(r["duplicates"] for r in col),
             "ttl_decremented": all(r["ttl_decremented"] for r in col)})
-    ok = [s for s in steps[:-1]
-          if s["loss"] < LOSS_OK and s["delivered_pps"] >= KEEP_UP * s["offered_pps"]]
-    best = max(ok, key=lambda s: s["target_pps"]) if ok else None
+    best = max_rate(steps)
     return {
         "max_rate_under_1pct_loss_pps": best["target_pps"] if best else 0,
         "delivered_at_max_rate_pps": best["delivered_pps"] if best else 0.0,
@@ -276,30 +224,6 @@ class Settings:
     inproc_max_packets: int
     veth_count: int
     veth_rates: list[int]
-
-
-def machine_info() -> dict:
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    try:
-        load = list(os.getloadavg())
-    except OSError:
-        load = []
-    return {"cpu": model, "cpus": os.cpu_count(), "kernel": platform.release(),
-            "python": platform.python_version(), "git_commit": commit,
-            "loadavg_at_start": load, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-
-
-def _median(runs: list[dict], key: str = "pps") -> float:
-    return round(statistics.median(r[key] for r in runs), 1)
 
 
 def run_bench(settings: Settings, modes: list[str], programs: list[str]) -> dict:
@@ -385,7 +309,8 @@ def plot(result: dict, path: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="p4cache-bench", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="p4cache-bench softnic",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="short smoke run (1 repeat, few packets)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--veth-count", type=int,

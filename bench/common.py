@@ -1,0 +1,133 @@
+"""What the benchmarks share: machine information, medians, the veth traffic agents, the
+``softnic run`` process and the rate-step sweep's bookkeeping."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LOSS_OK = 0.01  # "max rate": median loss below 1 % ...
+KEEP_UP = 0.97  # ... and delivered >= 97 % of offered: the port's socket buffer holds thousands
+# of frames, so a short step at too high a rate loses nothing yet is delivered late and slowly
+
+
+def machine_info() -> dict:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                            "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.split("\n")
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = []
+    return {"cpu": model, "cpus": os.cpu_count(), "kernel": platform.release(),
+            "python": platform.python_version(), "git_commit": commit,
+            "git_modified_files": sorted(line[3:] for line in dirty if line.strip()),
+            "loadavg_at_start": load, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def median(runs: Sequence[dict], key: str = "pps") -> float:
+    return round(statistics.median(r[key] for r in runs), 1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Agent:
+    """A ``bench.veth_traffic`` process in a namespace, driven one JSON line at a time."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        if not self.read().get("ready"):
+            raise RuntimeError(f"{argv} did not start")
+
+    def write(self, cmd: dict) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+
+    def read(self) -> dict:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"traffic agent exited (code {self.proc.poll()})")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def agent_argv(host, *args: str) -> list[str]:  # noqa: ANN001 - a softnic.netns.Host
+    """The command line of a ``bench.veth_traffic`` agent inside ``host``'s namespace."""
+    return host.cmd([sys.executable, "-m", "bench.veth_traffic", *args])
+
+
+@contextlib.contextmanager
+def softnic_run(topo, extra: Sequence[str] = ()) -> Iterator[str]:  # noqa: ANN001 - a Topology
+    """``softnic run --no-p4`` on ``topo``'s switch ports; yields its P4Runtime address."""
+    grpc_addr = f"127.0.0.1:{free_port()}"
+    sw = subprocess.Popen([sys.executable, "-m", "softnic.cli", "run", "--no-p4",
+                           *topo.interface_args(), "--", "--grpc-server-addr", grpc_addr,
+                           *extra],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert sw.stdout is not None and sw.stderr is not None
+        line = sw.stdout.readline()
+        if "P4Runtime on" not in line:
+            raise RuntimeError(f"softnic run did not start: {line}{sw.stderr.read()}")
+        yield grpc_addr
+    finally:
+        sw.terminate()
+        try:
+            sw.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            sw.kill()
+
+
+def step_rates(sender: dict, receiver: dict) -> dict:
+    """Offered and delivered rate and loss of one step, from the agents' answers."""
+    s, r = sender, receiver
+    offered = s["sent"] / s["send_duration_s"] if s["send_duration_s"] > 0 else 0.0
+    # delivered: first frame sent -> last frame received, so a backlog draining after the
+    # sender stopped is counted against the switch, not hidden
+    span = r["t_last_rx"] - s["t_first_send"] if r["received"] else 0.0
+    delivered = r["received"] / span if span > 0 else 0.0
+    loss = 1.0 - r["received"] / s["sent"] if s["sent"] else 1.0
+    return {"offered_pps": round(offered, 1), "delivered_pps": round(delivered, 1),
+            "loss": round(loss, 5)}
+
+
+def max_rate(steps: list[dict]) -> dict | None:
+    """The highest paced step (not saturation) with < 1 % loss that the switch kept up with."""
+    ok = [s for s in steps if s["target_pps"] != "saturation"
+          and s["loss"] < LOSS_OK and s["delivered_pps"] >= KEEP_UP * s["offered_pps"]]
+    return max(ok, key=lambda s: s["target_pps"]) if ok else None
