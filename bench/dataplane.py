@@ -491,7 +491,34 @@ def run_bench(settings: Settings, modes: list[str]) -> dict:
     return result
 
 
+def markdown_table(result: dict) -> str:
+    """The medians side by side, as docs/bench-dataplane.md shows them."""
+    def k(v: float) -> str:
+        return f"{v / 1000:.1f}k"
+
+    lines = ["| key / reply bytes | in-process hits/s | in-process misses/s "
+             "| veth hits: max rate < 1 % loss | veth hits: saturated "
+             "| veth misses: max rate < 1 % loss | veth misses: saturated |",
+             "|---|---|---|---|---|---|---|"]
+    for w in result["results"].values():
+        cells = [f"{w['key_bytes']} / {w['reply_bytes']}"]
+        for kind in ("hit", "miss"):
+            ip = w.get("inprocess", {}).get(kind)
+            cells.append(k(ip["median_pps"]) if ip else "-")
+        for kind in ("hit", "miss"):
+            v = w.get("veth", {}).get(kind)
+            if v is None:
+                cells += ["-", "-"]
+                continue
+            cells.append(f"{k(v['max_rate_under_1pct_loss_pps'])} "
+                         f"({k(v['delivered_at_max_rate_pps'])} delivered)")
+            cells.append(f"{k(v['saturated_delivered_pps'])} ({v['saturated_loss']:.1%} lost)")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def print_summary(result: dict) -> None:
+    print(markdown_table(result))
     t = result["targets"]
     print(f"targets ({t['workload']}): hits >= {t['inprocess_hits_pps']}/s in-process, "
           f">= {t['veth_hits_pps']}/s through veth with < {t['veth_max_loss']:.0%} loss")
