@@ -15,7 +15,7 @@ its primitives at most once. A backward jump would loop forever while the switch
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
@@ -31,6 +31,11 @@ class ActionInfo:
     fn: Callable
     param_widths: list[int]
     primitives: list[str]  # one trace line per primitive call
+    body: list[str] = field(default_factory=list)  # the function's source (gen_control inlines it)
+
+    @property
+    def can_exit(self) -> bool:
+        return "S.exited = True" in self.body
 
 
 
@@ -100,4 +105,5 @@ class ActionGen:
             body = ["pass"]
         ctx.src += [f"def {fname}(F, D, S):"] + _ind(body) + [""]
         labels = [self.primitive_label(p) for p in prims]
-        return ActionInfo(name, a["id"], fname, [r["bitwidth"] for r in rd], labels)  # type: ignore[arg-type]
+        return ActionInfo(name, a["id"], fname, [r["bitwidth"] for r in rd],  # type: ignore[arg-type]
+                          labels, body)

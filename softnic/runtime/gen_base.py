@@ -88,6 +88,17 @@ def _pop(f: list[int], bases: tuple[int, ...], nf: int, nx: int, count: int) -> 
 
 
 
+def _stack_bytes(f: list[int], start: int, end: int) -> bytes:
+    """The valid elements of a run of one-byte stack headers (value slot, valid slot, ...)."""
+    valid = f[start + 1:end:2]
+    if 1 not in valid:
+        return b""
+    vals = f[start:end:2]
+    if 0 not in valid:
+        return bytes(vals)
+    return bytes([v for v, ok in zip(vals, valid, strict=True) if ok])
+
+
 def _ind(lines: list[str], n: int = 1) -> list[str]:
     pad = "    " * n
     return [pad + ln for ln in lines]
@@ -103,7 +114,8 @@ class GenContext:
         self.drop_port = drop_port
         self.env: dict[str, Any] = {
             "_PE": ParserError, "_AF": AssertFailed, "_regget": _reg_get,
-            "_logfmt": _log_format, "_push": _push, "_pop": _pop, "_rand": random.randint,
+            "_logfmt": _log_format, "_push": _push, "_pop": _pop, "_stackbytes": _stack_bytes,
+            "_rand": random.randint,
         }
         # Identifiers the generators created (functions, tables of functions): the only
         # module-level names, besides ``env``'s, that generated source may define or use.
@@ -146,6 +158,13 @@ class GenContext:
 
         self.env["_la"] = lookahead
         self.env["_lashort"] = lashort
+
+    @staticmethod
+    def one_byte(h: HeaderInfo) -> bool:
+        """A header of one unsigned 8-bit field whose valid bit follows it."""
+        return (h.vl_index is None and len(h.fields) == 1 and h.fields[0][1] == 8
+                and not h.fields[0][2] and not h.union_siblings
+                and h.valid_slot == h.base + 1)
 
     # -- identifiers -------------------------------------------------------------------------
     def fresh(self, kind: str) -> str:

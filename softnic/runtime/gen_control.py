@@ -22,6 +22,7 @@ from typing import Any
 from softnic.runtime.gen_check import check_source
 from softnic.runtime.pipeline import ActionCallNode, CondNode, FixedActionNode, TableNode
 
+_DUMP: list[str] | None = None  # tests and tools may collect the generated source here
 MAX_LINES = 20000  # beyond this (overlapping regions duplicated), keep walking the graph
 MAX_DEPTH = 60  # nested ``if`` levels; deeper graphs keep walking the graph too
 
@@ -84,9 +85,11 @@ def _post_dominators(init: Any) -> dict[int, Any]:
 
 
 class _Emitter:
-    def __init__(self, init: Any, cond_exprs: dict[Any, str], taken: set[str]) -> None:
+    def __init__(self, init: Any, cond_exprs: dict[Any, str], taken: set[str],
+                 actions: dict[Any, Any]) -> None:
         self.ipdom = _post_dominators(init)
         self.cond_exprs = cond_exprs
+        self.actions = actions  # action function -> ActionInfo (its body, whether it can exit)
         self.taken: set[str] = set(taken)
         self.env: dict[str, Any] = {}
         self.names: dict[tuple[str, int], str] = {}
@@ -110,6 +113,7 @@ class _Emitter:
         out: list[str] = []
         while node is not None and node is not stop:
             join = self.ipdom[id(node)]
+            self.lines += 2  # this node's own lines (nested blocks count their own)
             if isinstance(node, CondNode):
                 expr = self.cond_exprs.get(node.fn)
                 if expr is None:  # not a compiled condition (a test's): call it
@@ -119,13 +123,17 @@ class _Emitter:
                 out.append("else:")
                 out += self._indent(self.block(node.false_next, join, depth + 1))
             elif isinstance(node, FixedActionNode):
-                e = node.default
-                out += [f"{self.name('af', e.fn)}(F, {self.name('ad', e.data)}, S)",
-                        "if S.exited: return"]
+                body = self.action(node.default.fn, node.default.data)
+                self.lines += len(body)
+                out += body
             elif isinstance(node, ActionCallNode):
-                out += [f"{self.name('af', node.fn)}(F, (), S)", "if S.exited: return"]
+                body = self.action(node.fn, ())
+                self.lines += len(body)
+                out += body
             elif isinstance(node, TableNode):
-                out += [f"nx = {self.name('tb', node.apply)}(F, S)", "if S.exited: return"]
+                out.append(f"nx = {self.name('tb', node.apply)}(F, S)")
+                if any(self.may_exit(a.fn) for a in node.table.actions.values()):
+                    out.append("if S.exited: return")
                 first = True
                 for nxt in successors(node):
                     if nxt is join:
@@ -135,11 +143,23 @@ class _Emitter:
                     first = False
             else:  # pragma: no cover - the builder makes only these node kinds
                 raise TypeError(f"unknown control node {node!r}")
-            self.lines += len(out)
             if self.lines > MAX_LINES:
                 raise _TooBig
             node = join
         return out
+
+    def may_exit(self, fn: Any) -> bool:
+        info = self.actions.get(fn)
+        return info is None or info.can_exit
+
+    def action(self, fn: Any, data: Any) -> list[str]:
+        """A fixed action: its body written inline (an ``exit`` in it returns from the whole
+        control, which is what exit means), or a call when its source is not known."""
+        info = self.actions.get(fn)
+        if info is None or not info.body:
+            return [f"{self.name('af', fn)}(F, {self.name('ad', data)}, S)", "if S.exited: return"]
+        pre = [f"D = {self.name('ad', data)}"] if any("D[" in ln for ln in info.body) else []
+        return pre + info.body
 
     @staticmethod
     def _indent(lines: list[str]) -> list[str]:
@@ -156,12 +176,15 @@ def compile_graph(init: Any, label: str, comp: Any = None
     if init is None:
         return None
     base = comp.env if comp is not None else {}
-    em = _Emitter(init, comp.cond_exprs if comp is not None else {}, set(base))
+    actions = {a.fn: a for a in comp.actions.values()} if comp is not None else {}
+    em = _Emitter(init, comp.cond_exprs if comp is not None else {}, set(base), actions)
     try:
         body = em.block(init, None, 0)
     except _TooBig:
         return None
     src = "\n".join(["def _control(F, S):", *em._indent(body)]) + "\n"
+    if _DUMP is not None:
+        _DUMP.append(src)
     tree = check_source(src, set(base) | set(em.env) | {"_control"}, label)
     env = dict(base)
     env.update(em.env)

@@ -247,10 +247,29 @@ class DeparseGen:
     def deparser(self) -> str:
         """One ``struct.pack`` per valid header, joined once; returns the function's name."""
         body = ["parts = []"]
-        for hn in self.ctx.deparse_order:
-            h = self.ctx.lay.headers[hn]
-            expr = self.pack_expr(h)
-            body += [f"if F[{h.valid_slot}]:", f"    parts.append({expr})"]
+        lay = self.ctx.lay
+        element = {h: (st.name, i) for st in lay.stacks.values() for i, h in enumerate(st.headers)}
+        order = self.ctx.deparse_order
+        i = 0
+        while i < len(order):
+            # A run of one-byte stack elements (byte-by-byte parsing) laid out back to back:
+            # one slice of values and one of valid bits instead of a test per element.
+            j = i
+            h0 = lay.headers[order[i]]
+            if order[i] in element and self.ctx.one_byte(h0):
+                sname, k = element[order[i]]
+                while (j + 1 < len(order) and element.get(order[j + 1]) == (sname, k + j + 1 - i)
+                       and lay.headers[order[j + 1]].base == h0.base + 2 * (j + 1 - i)
+                       and self.ctx.one_byte(lay.headers[order[j + 1]])):
+                    j += 1
+            if j > i:
+                body.append(f"parts.append(_stackbytes(F, {h0.base}, {h0.base + 2 * (j - i + 1)}))")
+            else:
+                h = h0
+                body += [f"if F[{h.valid_slot}]:", f"    parts.append({self.pack_expr(h)})"]
+            i = j + 1
+        for hn in order:
+            expr = self.pack_expr(lay.headers[hn])
             pname = self.ctx.fresh("pack")
             self.ctx.src += [f"def {pname}(F):", f"    return {expr}", ""]
             self.packer_exprs[hn] = pname

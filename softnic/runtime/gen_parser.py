@@ -96,12 +96,6 @@ class ParserGen:
         out += [f"F[{vs}] = 0" for vs in h.union_siblings]
         return out
 
-    def _one_byte(self, h: HeaderInfo) -> bool:
-        """A header of one unsigned 8-bit field whose valid bit follows it, in every element."""
-        return (h.vl_index is None and len(h.fields) == 1 and h.fields[0][1] == 8
-                and not h.fields[0][2] and not h.union_siblings
-                and h.valid_slot == h.base + 1)
-
     def struct_extract(self, h: HeaderInfo, plan: tuple) -> list[str]:
         import struct
 
@@ -199,7 +193,7 @@ class ParserGen:
                     elif kind == "stack":
                         stk = self.ctx.lay.stack(val)
                         h0 = self.ctx.lay.headers[stk.headers[0]]
-                        if not traced and self._one_byte(h0):
+                        if not traced and self.ctx.one_byte(h0):
                             # Byte-by-byte parsing (a stack of one-byte headers): extract in
                             # place, without a call per byte.
                             bases = self.ctx.eg.stack_bases(val)
