@@ -164,16 +164,19 @@ class Rig:
     @staticmethod
     def output_problem(v: Verdict, frame: bytes, port, out, pins) -> str:
         answered = [o for o in out if o[0] == port and o[1] != frame]
-        if v.kind != "answered" and answered and not v.outputs:
-            return "MALFORMED OR UNEXPECTED DATAGRAM ANSWERED"
-        if v.kind != "answered" and answered:
-            return "DATAGRAM ANSWERED THAT MUST BE FORWARDED"
-        if v.kind == "answered" and not answered:
-            return "CLEAN GET FOR A VALID SLOT NOT ANSWERED"
         if v.kind == "answered":
-            return "WRONG ANSWER"
-        if v.kind in ("forwarded", "sent") and out and out[0][1] != frame:
-            return "FORWARDED FRAME ALTERED"
+            return "WRONG ANSWER" if answered else "CLEAN GET FOR A VALID SLOT NOT ANSWERED"
+        if v.kind == "acked":
+            return "WRONG OR MISSING ACKNOWLEDGEMENT"
+        if answered:
+            return "MALFORMED OR UNEXPECTED DATAGRAM ANSWERED"
+        if v.kind in ("forwarded", "sent"):
+            if not out:
+                return "FRAME DROPPED THAT MUST BE FORWARDED"
+            if any(o[1] != frame for o in out):
+                return "FORWARDED FRAME ALTERED"
+        if v.kind == "dropped" and (out or pins):
+            return "FRAME SENT THAT MUST BE DROPPED"
         return "OUTPUT DIFFERS FROM THE MODEL"
 
     def register_problem(self) -> str | None:

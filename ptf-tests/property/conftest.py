@@ -1,6 +1,6 @@
 """Options and fixtures of the bad-input tests (property tests and the datagram fuzz).
 
-Sizes and seeds: ``--fuzz-n`` / ``P4CACHE_FUZZ_N`` (datagrams of the fuzz run, default 3000),
+Sizes and seeds: ``--fuzz-n`` / ``P4CACHE_FUZZ_N`` (datagrams of the fuzz run, default 5000),
 ``--fuzz-seed`` / ``P4CACHE_FUZZ_SEED`` (default 1123), ``P4CACHE_PROPERTY_EXAMPLES`` (examples per
 hypothesis test, default 150), ``P4CACHE_P4_JSON`` (test another BMv2 JSON than the build of
 p4src/), ``P4CACHE_ORACLE_STRICT=1`` (the model accepts none of the known deviations).
@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-DEFAULT_FUZZ_N = 3000
+DEFAULT_FUZZ_N = 5000
 DEFAULT_FUZZ_SEED = 1123
 
 

@@ -68,9 +68,10 @@ class Corpus:
                            ident=self.rng.randrange(65536))
 
     def mc_hdr(self) -> bytes:
-        if self.rng.random() < 0.85:
-            return w.memcache_hdr(self.rng.randrange(65536))
-        return w.memcache_hdr(*(self.rng.choice((0, 1, 2, 0xFFFF)) for _ in range(4)))
+        fields = [self.rng.randrange(65536), 0, 1, 0]
+        if self.rng.random() < 0.15:  # one of seq / total / reserved off
+            fields[self.rng.randrange(1, 4)] = self.rng.choice((0, 1, 2, 0x100, 0xFFFF))
+        return w.memcache_hdr(*fields)
 
     # -- seeds
     def get(self) -> bytes:

@@ -1,6 +1,6 @@
 """Fuzz run: random and mutated memcached / control datagrams against the reference model.
 
-Size and seed: ``--fuzz-n`` / ``P4CACHE_FUZZ_N`` (default 3000 for ``make test``),
+Size and seed: ``--fuzz-n`` / ``P4CACHE_FUZZ_N`` (default 5000 for ``make test``),
 ``--fuzz-seed`` / ``P4CACHE_FUZZ_SEED`` (default 1123); ``make fuzz N=100000 [SEED=s]`` runs the
 big one. Every datagram is checked for the three invariants (cache_rig): no engine error, exactly
 the model's output frames (nothing malformed answered, forwarded frames unchanged), slot
