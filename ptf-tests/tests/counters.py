@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ptf.testutils as tu
 from p4cache import dataplane as dp
-from p4cache_ptf.base import AGENT_MAC, CLIENT_PORT, OUTSIDER_IP, P4CacheTest
+from p4cache_ptf.base import CLIENT_PORT, OUTSIDER_IP, SERVER_MAC, P4CacheTest
 
 
 class CountersCount(P4CacheTest):
@@ -33,7 +33,7 @@ class CountersCount(P4CacheTest):
         self.expect_forwarded(f1)  # now a miss
         self.expect_forwarded(self.get_frame(k2, 6, src_ip=OUTSIDER_IP))
         self.send(CLIENT_PORT, self.udp_frame(dp.update_datagram(4095, 9, b""),
-                                              dport=dp.CACHE_CTRL_PORT, src_mac=AGENT_MAC))
+                                              dport=dp.CACHE_CTRL_PORT, src_mac=SERVER_MAC))
         tu.verify_no_other_packets(self)
         self.assert_stats(update=2, stale=1, hit=5, miss=5, invalidate=1, not_allowed=1,
                           untrusted=1)

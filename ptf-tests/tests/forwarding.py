@@ -5,13 +5,13 @@ from __future__ import annotations
 import ptf.testutils as tu
 from p4cache import dataplane as dp
 from p4cache_ptf.base import (
-    AGENT_IP,
-    AGENT_MAC,
-    AGENT_PORT,
     CLIENT_IP,
     CLIENT_MAC,
     CLIENT_PORT,
     NEXTHOP_MAC,
+    SERVER2_IP,
+    SERVER2_MAC,
+    SERVER2_PORT,
     SERVER_IP,
     SERVER_MAC,
     SERVER_PORT,
@@ -32,10 +32,10 @@ class L2Bridge(P4CacheTest):
              / IP(src=CLIENT_IP, dst=SERVER_IP) / UDP(sport=1234, dport=53) / Raw(b"dns?")),
             (SERVER_PORT, CLIENT_PORT, Ether(src=SERVER_MAC, dst=CLIENT_MAC)
              / IP(src=SERVER_IP, dst=CLIENT_IP) / TCP(sport=11211, dport=40000, flags="SA")),
-            (CLIENT_PORT, AGENT_PORT, Ether(src=CLIENT_MAC, dst=AGENT_MAC)
-             / IP(src=CLIENT_IP, dst=AGENT_IP) / ICMP() / Raw(b"ping" * 10)),
-            (AGENT_PORT, CLIENT_PORT, Ether(src=AGENT_MAC, dst=CLIENT_MAC)
-             / ARP(op=2, hwsrc=AGENT_MAC, psrc=AGENT_IP, hwdst=CLIENT_MAC, pdst=CLIENT_IP)),
+            (CLIENT_PORT, SERVER2_PORT, Ether(src=CLIENT_MAC, dst=SERVER2_MAC)
+             / IP(src=CLIENT_IP, dst=SERVER2_IP) / ICMP() / Raw(b"ping" * 10)),
+            (SERVER2_PORT, CLIENT_PORT, Ether(src=SERVER2_MAC, dst=CLIENT_MAC)
+             / ARP(op=2, hwsrc=SERVER2_MAC, psrc=SERVER2_IP, hwdst=CLIENT_MAC, pdst=CLIENT_IP)),
             # memcached over TCP is not looked into: bridged like anything else
             (CLIENT_PORT, SERVER_PORT, Ether(src=CLIENT_MAC, dst=SERVER_MAC)
              / IP(src=CLIENT_IP, dst=SERVER_IP) / TCP(sport=40001, dport=11211, flags="PA")
@@ -63,12 +63,13 @@ class Ipv4Route(P4CacheTest):
             del routed[IP].chksum
             with self.subTest(payload=payload):
                 self.send(CLIENT_PORT, frame)
-                tu.verify_packet(self, bytes(Ether(bytes(routed))), AGENT_PORT)
+                tu.verify_packet(self, bytes(Ether(bytes(routed))), SERVER2_PORT)
                 tu.verify_no_other_packets(self)
 
 
 class Drops(P4CacheTest):
-    """No table entry, no forwarding: unknown MACs, unrouted addresses, expiring TTLs."""
+    """No table entry, no forwarding: unknown MACs, unrouted addresses, expiring TTLs, bad
+    checksums on routed packets."""
 
     def runTest(self) -> None:
         frames = [
@@ -76,6 +77,9 @@ class Drops(P4CacheTest):
             Ether(src=CLIENT_MAC, dst=SWITCH_MAC) / IP(src=CLIENT_IP, dst="10.8.0.1")
             / UDP(sport=1, dport=2),
             Ether(src=CLIENT_MAC, dst=SWITCH_MAC) / IP(src=CLIENT_IP, dst="10.9.0.1", ttl=1)
+            / UDP(sport=1, dport=2),
+            # routing rewrites the header: a corrupted one is dropped, not repaired
+            Ether(src=CLIENT_MAC, dst=SWITCH_MAC) / IP(src=CLIENT_IP, dst="10.9.0.1", chksum=1)
             / UDP(sport=1, dport=2),
             Ether(src=CLIENT_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(pdst=SERVER_IP),
         ]
@@ -94,7 +98,7 @@ class PacketOutToPort(P4CacheTest):
         frame = bytes(Ether(src=SWITCH_MAC, dst="02:00:00:00:00:55")
                       / IP(src="10.0.0.254", dst="10.0.0.55") / UDP(sport=7, dport=7)
                       / Raw(b"from the controller"))
-        for port in (CLIENT_PORT, SERVER_PORT, AGENT_PORT):
+        for port in (CLIENT_PORT, SERVER_PORT, SERVER2_PORT):
             with self.subTest(port=port):
                 self.p4rt.packet_out(frame, egress_port=port)
                 tu.verify_packet(self, frame, port)

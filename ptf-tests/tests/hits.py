@@ -10,18 +10,24 @@ from __future__ import annotations
 
 from p4cache import dataplane as dp
 from p4cache_ptf.base import (
-    AGENT_PORT,
     CLIENT_IP,
     CLIENT_MAC,
     CLIENT_PORT,
     CLIENT_UDP_PORT,
+    SERVER2_IP,
+    SERVER2_MAC,
+    SERVER2_PORT,
     SERVER_IP,
     SERVER_MAC,
     SERVER_PORT,
+    SERVERS,
+    SWITCH_MAC,
     P4CacheTest,
+    ip_int,
 )
 from p4cache_ptf.memcached import Memcached
 from scapy.layers.l2 import Ether
+from scapy.packet import Packet
 
 FLAGS_MAX = 2**32 - 1
 
@@ -140,23 +146,65 @@ class RequestIdEchoed(MemcachedTest):
 
 
 class HitFromEveryPort(MemcachedTest):
-    """A reply leaves by the port its request came in by, to the requester's addresses."""
+    """A reply leaves by the port its request came in by, to the requester's addresses, for
+    clients on the server's segment and behind the router (to the switch's MAC)."""
 
     def runTest(self) -> None:
         key, value = b"anyport", b"value"
         self.mc.set(key, value)
         self.cache(key, 11, dp.render_value_reply(key, 0, value))
         reference = self.mc.udp_get(key, 77)
-        for port, mac, ip in ((CLIENT_PORT, CLIENT_MAC, CLIENT_IP),
-                              (SERVER_PORT, SERVER_MAC, SERVER_IP),
-                              (AGENT_PORT, "02:00:00:00:00:31", "10.0.0.31")):
-            with self.subTest(port=port):
-                frame = self.get_frame(key, 77, src_mac=mac, src_ip=ip, dst_mac="02:00:00:00:00:88",
-                                       dst_ip="10.0.0.88", sport=33333, tos=0x10, flags="DF")
+        clients = [(CLIENT_PORT, CLIENT_MAC, CLIENT_IP, SERVER_MAC),
+                   (CLIENT_PORT, CLIENT_MAC, CLIENT_IP, SWITCH_MAC),
+                   (SERVER_PORT, SERVER_MAC, "10.0.0.20", SERVER_MAC),
+                   (SERVER2_PORT, "02:00:00:00:00:31", "10.0.0.31", SWITCH_MAC)]
+        for port, mac, ip, dst_mac in clients:
+            with self.subTest(port=port, client=ip, dst_mac=dst_mac):
+                frame = self.get_frame(key, 77, src_mac=mac, src_ip=ip, dst_mac=dst_mac,
+                                       sport=33333, tos=0x10, flags="DF")
                 self.expect_hit(frame, reference, port=port)
-        self.assert_stats(hit=3, update=1)
+        self.assert_stats(hit=len(clients), update=1)
         packets, _ = self.p4rt.read_counter(dp.COUNTER_SLOT_HITS, 11)
-        self.assertEqual(packets, 3)
+        self.assertEqual(packets, len(clients))
+
+
+class PerServerEntries(MemcachedTest):
+    """Entries are per server: the same key cached for two servers serves each its own value;
+    a key cached for one server is a miss, forwarded, when asked of another; writes and
+    invalidations through one server leave the other's entry alone."""
+
+    def runTest(self) -> None:
+        key = b"shared-key"
+        r1, r2 = dp.render_value_reply(key, 1, b"one"), dp.render_value_reply(key, 2, b"two")
+        self.cache(key, 1, r1, server=SERVER_IP)
+        only = b"only-on-one"
+        r3 = dp.render_value_reply(only, 0, b"3")
+        self.cache(only, 3, r3, server=SERVER_IP)
+        self.expect_forwarded(self.get_frame(key, 1, dst_mac=SERVER2_MAC, dst_ip=SERVER2_IP),
+                              CLIENT_PORT, SERVER2_PORT)
+        self.cache(key, 2, r2, server=SERVER2_IP)
+
+        def ask(server: str, k: bytes, rid: int) -> Packet:
+            return self.get_frame(k, rid, dst_mac=SERVERS[server][1], dst_ip=server)
+
+        self.expect_hit(ask(SERVER_IP, key, 2), dp.get_reply(2, r1))
+        self.expect_hit(ask(SERVER2_IP, key, 3), dp.get_reply(3, r2))
+        self.expect_hit(ask(SERVER_IP, only, 4), dp.get_reply(4, r3))
+        self.expect_forwarded(ask(SERVER2_IP, only, 5), CLIENT_PORT, SERVER2_PORT)
+        # A write to server2 invalidates server2's entry only.
+        write = self.udp_frame(dp.memcache_frame(6, b"delete shared-key\r\n"),
+                               dst_mac=SERVER2_MAC, dst_ip=SERVER2_IP)
+        self.expect_forwarded(write, CLIENT_PORT, SERVER2_PORT)
+        self.expect_forwarded(ask(SERVER2_IP, key, 7), CLIENT_PORT, SERVER2_PORT)
+        self.expect_hit(ask(SERVER_IP, key, 8), dp.get_reply(8, r1))
+        # OP_INVALIDATE_KEY from an agent invalidates its own server's entry only.
+        self.assertEqual(self.ctrl(dp.invalidate_key_datagram(only), server=SERVER2_IP).status,
+                         dp.STATUS_NOT_CACHED)
+        self.expect_hit(ask(SERVER_IP, only, 9), dp.get_reply(9, r3))
+        self.assertEqual(self.ctrl(dp.invalidate_key_datagram(only), server=SERVER_IP).status,
+                         dp.STATUS_APPLIED)
+        self.expect_forwarded(ask(SERVER_IP, only, 10))
+        self.assert_stats(update=3, hit=5, miss=4, invalidate=2)
 
 
 class EthernetPaddingNotReturned(MemcachedTest):
@@ -198,7 +246,8 @@ class KeysNeverCollide(MemcachedTest):
         # request since NUL ends a key) must not answer "xy".
         self.assertEqual(self.ctrl(dp.update_datagram(40, 1, b"WRONG\r\n")).status,
                          dp.STATUS_APPLIED)
-        self.p4rt.insert(dp.TABLE_LOOKUP, {"key_len": 3, "key": int.from_bytes(b"xy", "big")},
+        self.p4rt.insert(dp.TABLE_LOOKUP, {"server_addr": ip_int(SERVER_IP), "key_len": 3,
+                                           "key": int.from_bytes(b"xy", "big")},
                          "set_slot", {"slot": 40})
         self.expect_forwarded(self.get_frame(b"xy", 100))
         n = len(items)

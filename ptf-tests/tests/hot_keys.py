@@ -1,5 +1,5 @@
 """Hot-key reports: a key missed HOT_THRESHOLD times within one epoch is reported once, by a
-digest (key length, key), and again in a later epoch.
+digest (server address, key length, key), and again in a later epoch.
 
 Epochs are 2^EPOCH_SHIFT microseconds of the switch's clock (about 1.05 s), which the tests
 cannot read. They find an epoch boundary from the outside instead: a probe key is sent in bursts
@@ -13,7 +13,7 @@ import time
 
 import ptf.testutils as tu
 from p4cache import dataplane as dp
-from p4cache_ptf.base import CLIENT_PORT, OUTSIDER_IP, SERVER_PORT, P4CacheTest
+from p4cache_ptf.base import CLIENT_PORT, OUTSIDER_IP, SERVER_IP, SERVER_PORT, P4CacheTest, ip_int
 
 EPOCH_S = (1 << dp.EPOCH_SHIFT) / 1e6
 # How long before we notice it an epoch may have begun: two bursts and the digest's delivery.
@@ -44,7 +44,8 @@ class HotKeyTest(P4CacheTest):
                 break
             self.assertEqual(d.name, dp.DIGEST_HOT_KEY)
             for data in d.data:
-                self.assertLessEqual({"key_len", "key"}, set(data), "digest members")
+                self.assertEqual(set(data), {"server_addr", "key_len", "key"}, "digest members")
+                self.assertEqual(data["server_addr"], ip_int(SERVER_IP), "digest server_addr")
                 keys.append(dp.key_from_match(data["key_len"], data["key"]))
         self.reported += len(keys)
         return keys

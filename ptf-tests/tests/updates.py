@@ -5,10 +5,12 @@ from __future__ import annotations
 import ptf.testutils as tu
 from p4cache import dataplane as dp
 from p4cache_ptf.base import (
-    AGENT_MAC,
-    AGENT_PORT,
+    CLIENT_IP,
     CLIENT_PORT,
     OUTSIDER_IP,
+    SERVER2_IP,
+    SERVER2_PORT,
+    SERVER_IP,
     SERVER_PORT,
     P4CacheTest,
 )
@@ -114,35 +116,45 @@ class PacketOutUpdates(UpdateTest):
         self.assert_status(self.update(slot, 3, b"", via="cpu"), dp.STATUS_APPLIED)
         self.assert_status(self.update(slot, 4, r1, via="cpu"), dp.STATUS_APPLIED)
         self.assert_serves(key, r1)
+        # A packet-out speaks for the server whose address it carries as its source.
+        self.assert_status(self.ctrl(dp.invalidate_key_datagram(key), via="cpu",
+                                     server=SERVER2_IP), dp.STATUS_NOT_CACHED)
+        self.assert_serves(key, r1, rid=2)
         self.assertIsNone(self.p4rt.get_packet_in(timeout=0.2), "unexpected packet-in")
-        self.assert_stats(update=4, stale=1, invalidate=1, hit=3, miss=1)
+        self.assert_stats(update=4, stale=1, invalidate=1, hit=4, miss=1)
 
 
 class UntrustedControlDropped(UpdateTest):
-    """Control datagrams from a source not in trusted_agents go nowhere (not applied, not
-    acknowledged, not forwarded) and are counted."""
+    """Control datagrams from a source not in trusted_agents, and acknowledgements arriving
+    from anywhere, go nowhere (not applied, not acknowledged, not forwarded) and are counted."""
 
     def runTest(self) -> None:
         key, slot = b"guarded", 6
         good, evil = reply_of(key, b"good"), reply_of(key, b"EVIL")
         self.cache(key, slot, good, version=1)
         self.assert_serves(key, good)
+        ack_bytes = dp.CTRL_HDR.pack(dp.OP_UPDATE | dp.ACK_FLAG, dp.STATUS_APPLIED, slot, 99, 0)
         attempts = [
-            (CLIENT_PORT, {}, dp.update_datagram(slot, 99, evil)),
-            (CLIENT_PORT, {}, dp.update_datagram(slot, 99, b"")),
-            (CLIENT_PORT, {}, dp.invalidate_key_datagram(key)),
-            (CLIENT_PORT, {}, dp.read_datagram(slot)),
-            (AGENT_PORT, {"src_ip": OUTSIDER_IP}, dp.update_datagram(slot, 100, evil)),
-            (SERVER_PORT, {"src_ip": "10.0.0.2"}, dp.update_datagram(slot, 100, b"")),
+            ("client", CLIENT_PORT, CLIENT_IP, dp.update_datagram(slot, 99, evil)),
+            ("client", CLIENT_PORT, CLIENT_IP, dp.update_datagram(slot, 99, b"")),
+            ("client", CLIENT_PORT, CLIENT_IP, dp.invalidate_key_datagram(key)),
+            ("client", CLIENT_PORT, CLIENT_IP, dp.read_datagram(slot)),
+            ("outsider", SERVER2_PORT, OUTSIDER_IP, dp.update_datagram(slot, 100, evil)),
+            ("server's neighbour", SERVER_PORT, "10.0.0.20", dp.update_datagram(slot, 100, b"")),
+            ("ack from the server", SERVER_PORT, SERVER_IP, ack_bytes),
+            ("ack with bytes", SERVER_PORT, SERVER_IP,
+             dp.CTRL_HDR.pack(dp.OP_UPDATE | dp.ACK_FLAG, 0, slot, 101, len(evil)) + evil),
         ]
-        for port, kw, payload in attempts:
-            with self.subTest(port=port, frame=kw, op=payload[0]):
-                frame = self.udp_frame(payload, dport=dp.CACHE_CTRL_PORT, src_mac=AGENT_MAC,
-                                       **kw)
-                self.send(port, frame)
+        for name, port, src_ip, payload in attempts:
+            with self.subTest(source=name, op=payload[0]):
+                self.send(port, self.ctrl_frame(payload, src_ip=src_ip))
                 tu.verify_no_other_packets(self)
         self.assert_serves(key, good)
-        self.assert_stats(untrusted=len(attempts), update=1, hit=2)
+        # An acknowledgement sent as a packet-out is dropped too (no packet-in comes back).
+        self.p4rt.packet_out(bytes(self.ctrl_frame(ack_bytes)), egress_port=SERVER_PORT)
+        tu.verify_no_other_packets(self)
+        self.assertIsNone(self.p4rt.get_packet_in(timeout=0.2))
+        self.assert_stats(untrusted=len(attempts) + 1, update=1, hit=2)
         # The slot's version is still 1: the trusted agent's version 2 applies.
         self.assert_status(self.update(slot, 2, evil), dp.STATUS_APPLIED)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from p4cache import dataplane as dp
 from p4cache_ptf.base import OUTSIDER_IP, P4CacheTest
+from scapy.layers.inet import IPOption_NOP, IPOption_Router_Alert
 
 # command -> the request line(s) for key K (memcached's ASCII protocol)
 WRITES = {
@@ -24,6 +25,7 @@ WRITES = {
     "ms": b"ms %s 1 T0\r\nx\r\n",
     "md": b"md %s q\r\n",
     "ma": b"ma %s N0 J13\r\n",
+    "mg": b"mg %s v T30\r\n",  # a read, but flags can touch or vivify the item
 }
 
 
@@ -43,7 +45,7 @@ class WriteTest(P4CacheTest):
 
 
 class EachWriteInvalidates(WriteTest):
-    """set add replace append prepend cas incr decr delete touch ms md ma."""
+    """set add replace append prepend cas incr decr delete touch ms md ma, and mg."""
 
     def runTest(self) -> None:
         for slot, (cmd, line) in enumerate(WRITES.items(), start=1):
@@ -56,7 +58,8 @@ class EachWriteInvalidates(WriteTest):
 
 class WriteShapesInvalidate(WriteTest):
     """Writes invalidate whatever their frame looks like: extra blanks before the key (up to
-    SPACES_MAX), noreply, a client outside the allow-list, a multi-datagram frame header."""
+    SPACES_MAX), noreply, a client outside the allow-list, IPv4 options, a
+    first fragment, a multi-datagram frame header, a line cut short."""
 
     def runTest(self) -> None:
         cases = [
@@ -66,6 +69,12 @@ class WriteShapesInvalidate(WriteTest):
             (b"set %s 0 0 1 noreply\r\nx\r\n", {}),
             (b"delete %s\r\n", {"src_ip": OUTSIDER_IP}),
             (b"incr %s 1\r\n", {"sport": 11211}),
+            (b"delete %s\r\n", {"options": [IPOption_Router_Alert()]}),
+            (b"touch %s 1\r\n", {"options": [IPOption_NOP()] * 40}),
+            (b"set %s 0 0 2000\r\n" + b"x" * 100, {"flags": "MF"}),
+            (b"delete %s", {}),
+            (b"delete %s\r", {}),
+            (b"delete %s 0\r\n", {}),
         ]
         for slot, (line, kw) in enumerate(cases, start=1):
             key = b"shape%d" % slot
@@ -90,7 +99,7 @@ class WritesToOtherKeys(WriteTest):
         reply = self.cached_hit(key, 5, rid=1)
         others = [b"delete kee\r\n", b"delete keep2\r\n", b"set keepx 0 0 1\r\nx\r\n",
                   b"incr kee 1\r\n", b"touch ke 1\r\n", b"md keeps\r\n",
-                  b"gets keep\r\n", b"get keep keep\r\n", b"version\r\n", b"flush_al keep\r\n"]
+                  b"gets keep\r\n", b"get keep keep\r\n", b"version\r\n", b"stats\r\n"]
         for i, line in enumerate(others):
             with self.subTest(line=line):
                 self.expect_forwarded(self.udp_frame(dp.memcache_frame(i, line)))

@@ -4,10 +4,14 @@ Every test starts from a freshly pushed pipeline (SetForwardingPipelineConfig re
 registers and counters), so tests do not depend on each other or on their order. The switch
 then holds the topology below, installed by name over P4Runtime::
 
-    port 0  client  02:00:00:00:00:01  10.0.0.1   (in the allow-list 10.0.0.0/24)
-    port 1  server  02:00:00:00:00:02  10.0.0.2   (memcached)
-    port 2  agent   02:00:00:00:00:03  10.0.0.3   (trusted host agent; next hop of 10.9.0.0/16)
+    port 0  client   02:00:00:00:00:01  10.0.0.1  (in the allow-list 10.0.0.0/24)
+    port 1  server   02:00:00:00:00:02  10.0.0.2  (memcached and its host agent, trusted)
+    port 2  server2  02:00:00:00:00:03  10.0.0.3  (a second memcached and agent, trusted;
+                                                   also the next hop of 10.9.0.0/16)
     CPU port 255: packet-out / packet-in
+
+Cache entries are per server: (server address, key length, key) -> slot. A host agent speaks
+for the server it runs next to, so its control datagrams come from that server's address.
 
 Test parameters (``ptf --test-params``), set by ptf-tests/run.sh:
 ``grpcaddr`` (P4Runtime server), ``p4info`` and ``config`` (P4Info text and BMv2 JSON paths),
@@ -29,20 +33,23 @@ from scapy.packet import Packet, Raw
 
 from .p4runtime import P4Info, P4RuntimeClient
 
-CLIENT_PORT, SERVER_PORT, AGENT_PORT = 0, 1, 2
+CLIENT_PORT, SERVER_PORT, SERVER2_PORT = 0, 1, 2
 CPU_PORT = dp.CPU_PORT
 
-CLIENT_MAC, SERVER_MAC, AGENT_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03"
-CLIENT_IP, SERVER_IP, AGENT_IP = "10.0.0.1", "10.0.0.2", "10.0.0.3"
+CLIENT_MAC, SERVER_MAC, SERVER2_MAC = "02:00:00:00:00:01", "02:00:00:00:00:02", "02:00:00:00:00:03"
+CLIENT_IP, SERVER_IP, SERVER2_IP = "10.0.0.1", "10.0.0.2", "10.0.0.3"
 ALLOWED_NET = ("10.0.0.0", 24)
 OUTSIDER_IP = "192.168.7.7"  # not in the allow-list, not a trusted agent
 
-SWITCH_MAC = "02:00:00:00:00:fe"  # source MAC of routed packets
+SWITCH_MAC = "02:00:00:00:00:fe"  # the router's MAC: source of routed packets
+SWITCH_IP = "10.0.0.254"
 NEXTHOP_MAC = "02:00:00:00:00:99"
-ROUTED_NET = ("10.9.0.0", 16)  # routed to AGENT_PORT via NEXTHOP_MAC
+ROUTED_NET = ("10.9.0.0", 16)  # routed to SERVER2_PORT via NEXTHOP_MAC
+
+SERVERS = {SERVER_IP: (SERVER_PORT, SERVER_MAC), SERVER2_IP: (SERVER2_PORT, SERVER2_MAC)}
 
 CLIENT_UDP_PORT = 40000
-AGENT_UDP_PORT = 41311
+AGENT_UDP_PORT = 41311  # source port of the host agents
 
 
 def mac_int(mac: str) -> int:
@@ -93,25 +100,28 @@ class P4CacheTest(BaseTest):
     # -- control plane
     def setup_topology(self) -> None:
         for mac, port in ((CLIENT_MAC, CLIENT_PORT), (SERVER_MAC, SERVER_PORT),
-                          (AGENT_MAC, AGENT_PORT)):
+                          (SERVER2_MAC, SERVER2_PORT)):
             self.p4rt.insert(dp.TABLE_L2, {"dst_addr": mac_int(mac)}, "bridge", {"port": port})
         self.p4rt.insert(dp.TABLE_ROUTE, {"dst_addr": (ip_int(ROUTED_NET[0]), ROUTED_NET[1])},
                          "route", {"src_mac": mac_int(SWITCH_MAC),
-                                   "dst_mac": mac_int(NEXTHOP_MAC), "port": AGENT_PORT})
+                                   "dst_mac": mac_int(NEXTHOP_MAC), "port": SERVER2_PORT})
         self.p4rt.insert(dp.TABLE_ALLOWLIST,
                          {"src_addr": (ip_int(ALLOWED_NET[0]), ALLOWED_NET[1])}, "allow_client")
-        self.p4rt.insert(dp.TABLE_AGENTS, {"src_addr": ip_int(AGENT_IP)}, "trust_agent")
+        for server in SERVERS:
+            self.p4rt.insert(dp.TABLE_AGENTS, {"src_addr": ip_int(server)}, "trust_agent")
 
-    def add_lookup(self, key: bytes, slot: int) -> None:
-        key_len, key_value = dp.key_match(key)
-        self.p4rt.insert(dp.TABLE_LOOKUP, {"key_len": key_len, "key": key_value}, "set_slot",
-                         {"slot": slot})
+    def add_lookup(self, key: bytes, slot: int, server: str = SERVER_IP) -> None:
+        server_addr, key_len, key_value = dp.lookup_key(server, key)
+        self.p4rt.insert(dp.TABLE_LOOKUP,
+                         {"server_addr": server_addr, "key_len": key_len, "key": key_value},
+                         "set_slot", {"slot": slot})
 
-    def cache(self, key: bytes, slot: int, reply: bytes, version: int = 1) -> None:
+    def cache(self, key: bytes, slot: int, reply: bytes, version: int = 1,
+              server: str = SERVER_IP) -> None:
         """What the controller does to cache an item: value into the slot, then the entry."""
-        ack = self.update(slot, version, reply)
+        ack = self.update(slot, version, reply, server=server)
         self.assertEqual(ack.status, dp.STATUS_APPLIED, f"update of slot {slot}: {ack}")
-        self.add_lookup(key, slot)
+        self.add_lookup(key, slot, server)
 
     def stats(self) -> list[int]:
         """Packet counts of cache_stats, by STAT_* index."""
@@ -191,20 +201,23 @@ class P4CacheTest(BaseTest):
         return got
 
     # -- control datagrams
-    def ctrl_frame(self, payload: bytes, src_ip: str = AGENT_IP, src_mac: str = AGENT_MAC,
+    def ctrl_frame(self, payload: bytes, src_ip: str = SERVER_IP, src_mac: str = SERVER_MAC,
                    sport: int = AGENT_UDP_PORT) -> Packet:
-        return self.udp_frame(payload, src_mac=src_mac, dst_mac=SERVER_MAC, src_ip=src_ip,
-                              dst_ip=SERVER_IP, sport=sport, dport=dp.CACHE_CTRL_PORT)
+        """A control datagram from a host agent (by default the server's) to the switch."""
+        return self.udp_frame(payload, src_mac=src_mac, dst_mac=SWITCH_MAC, src_ip=src_ip,
+                              dst_ip=SWITCH_IP, sport=sport, dport=dp.CACHE_CTRL_PORT)
 
-    def ctrl(self, payload: bytes, via: str = "agent") -> dp.Ctrl:
-        """Send a control datagram (from the trusted agent on its port, or as a packet-out) and
-        return the acknowledgement, checking it is the datagram turned around in place."""
-        request = self.ctrl_frame(payload)
+    def ctrl(self, payload: bytes, via: str = "agent", server: str = SERVER_IP) -> dp.Ctrl:
+        """Send a control datagram on behalf of ``server`` (from its host agent on its port, or
+        as a packet-out) and return the acknowledgement, checking it is the datagram turned
+        around in place and that nothing else came out."""
+        port, mac = SERVERS[server]
+        request = self.ctrl_frame(payload, src_ip=server, src_mac=mac)
         if via == "agent":
-            self.send(AGENT_PORT, request)
-            res = tu.dp_poll(self, port_number=AGENT_PORT, timeout=ptf.ptfutils.default_timeout)
+            self.send(port, request)
+            res = tu.dp_poll(self, port_number=port, timeout=ptf.ptfutils.default_timeout)
             if not isinstance(res, self.dataplane.PollSuccess):
-                self.fail(f"no acknowledgement on port {AGENT_PORT} for {payload[:10].hex()}")
+                self.fail(f"no acknowledgement on port {port} for {payload[:10].hex()}")
             got = bytes(res.packet)
         elif via == "cpu":
             self.p4rt.packet_out(bytes(request), egress_port=0)
@@ -217,9 +230,10 @@ class P4CacheTest(BaseTest):
         else:
             raise ValueError(via)
         tu.verify_no_other_packets(self)
-        ack = dp.parse_ctrl(bytes(Ether(got)[UDP].payload))
-        self.assertEqual(bytes(self.reply_frame(request, bytes(Ether(got)[UDP].payload))), got,
+        ack_payload = bytes(Ether(got)[UDP].payload)
+        self.assertEqual(bytes(self.reply_frame(request, ack_payload)), got,
                          "acknowledgement is not the control datagram turned around")
+        ack = dp.parse_ctrl(ack_payload)
         sent = dp.parse_ctrl(payload)
         self.assertEqual(len(ack.body), 0, "acknowledgement carries bytes after its header")
         self.assertEqual(ack.op, sent.op | dp.ACK_FLAG, "acknowledgement op")
@@ -229,5 +243,6 @@ class P4CacheTest(BaseTest):
                              "acknowledgement version/length")
         return ack
 
-    def update(self, slot: int, version: int, reply: bytes, via: str = "agent") -> dp.Ctrl:
-        return self.ctrl(dp.update_datagram(slot, version, reply), via=via)
+    def update(self, slot: int, version: int, reply: bytes, via: str = "agent",
+               server: str = SERVER_IP) -> dp.Ctrl:
+        return self.ctrl(dp.update_datagram(slot, version, reply), via=via, server=server)
