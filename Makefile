@@ -1,6 +1,7 @@
 # p4cache — top-level targets.
 #   make run    install what is missing, then run the main job on the default target (softnic)
-#   make test   install what is missing, then run every test
+#   make test   install what is missing, then run every test (the PTF suite, then pytest)
+#   make ptf    the PTF packet tests on veth pairs against TARGET (docs/ptf.md)
 #   make setup  only install (Debian packages via apt-get, Python virtualenv in .venv with pinned versions)
 #   make lint   ruff over the Python code
 #   make mutate mutation testing of the engine (exprgen, gen_deparse, tables); not part of `make test`
@@ -40,8 +41,21 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# The PTF suite runs first so that pytest's summary ends the output; either failing fails.
 test: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@ptf_rc=0; PY="$(abspath $(PY))" ptf-tests/run.sh $(TARGET) || ptf_rc=$$?; \
+	if [ $$ptf_rc -ne 0 ]; then echo "make test: the PTF suite FAILED (exit $$ptf_rc), see above;" \
+	  "running pytest anyway"; fi; \
+	$(PY) -m pytest $(PYTEST_ARGS); py_rc=$$?; \
+	[ $$ptf_rc -eq 0 ] && [ $$py_rc -eq 0 ]
+
+# PTF packet tests (docs/ptf.md): veth pairs, the switch of TARGET (softnic; bmv2 needs
+# p4c-bm2-ss and simple_switch_grpc on PATH, else it is skipped), ptf over ptf-tests/tests.
+# PTF_ARGS picks tests or groups, e.g. make ptf PTF_ARGS="hits updates.StaleUpdateIgnored".
+PTF_ARGS ?=
+.PHONY: ptf
+ptf: setup
+	PY="$(abspath $(PY))" ptf-tests/run.sh $(TARGET) $(PTF_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check softnic bench
