@@ -65,6 +65,11 @@ header byte_h {
     bit<8> b;
 }
 
+/* "get ": the command word and its blank, parsed in one piece. */
+header get_cmd_h {
+    bit<32> word;
+}
+
 /* The "\r\n" that ends a single-key get. */
 header crlf_h {
     bit<16> crlf;
@@ -99,6 +104,7 @@ struct headers_t {
     udp_h         udp;
     memcache_h    memcache;
     cache_ctrl_h  ctrl;
+    get_cmd_h     get_cmd;
     byte_h[CMD_MAX]    cmd;
     byte_h[SPACES_MAX] spaces;
     byte_h[KMAX]  key;

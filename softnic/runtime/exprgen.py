@@ -54,6 +54,19 @@ def shift_left(v: int, amount: int) -> int:
     return v << amount if amount <= SHIFT_LIMIT else 0
 
 
+class _NoElement:
+    """``.last`` of an empty stack: using it as a field's slot raises IndexError (which the
+    parser reports as StackOutOfBounds, as ``stack_base`` does for a negative index)."""
+
+    def __add__(self, other: int) -> int:
+        raise IndexError("stack has no valid element")
+
+    __radd__ = __add__
+
+
+NO_ELEMENT = _NoElement()
+
+
 def stack_base(bases: tuple[int, ...], i: int) -> int:
     """Header base of stack element ``i``; out-of-range (incl. negative) raises IndexError."""
     if i < 0:
@@ -100,7 +113,7 @@ class ExprGen:
         # per-packet bookkeeping for architecture fields the program never writes.
         self.written: set[int] = set()
         self.depth = 0
-        self.stack_names: dict[str, str] = {}  # stack -> env name of its header bases
+        self.stack_names: dict[Any, str] = {}  # stack (or ("last", stack)) -> env name
         env.setdefault("_sb", stack_base)
         env.setdefault("_shl", shift_left)
         env.setdefault("_tcm", two_comp_mod)
@@ -175,7 +188,14 @@ class ExprGen:
         h0: HeaderInfo = self.lay.headers[st.headers[0]]
         off = h0.field_index(v[1])
         w, s = h0.fields[off][1], h0.fields[off][2]
-        return f"_sb({self.stack_bases(v[0])}, F[{st.next_slot}] - 1) + {off}", w, s
+        # ``.last`` is element next - 1: index a tuple whose first entry stands for "no element"
+        # by ``next`` itself (one subscript instead of a call per access).
+        key = ("last", st.name)
+        name = self.stack_names.get(key)
+        if name is None:
+            bases = tuple(self.lay.headers[h].base for h in st.headers)
+            name = self.stack_names[key] = self.const((NO_ELEMENT, *bases), "stl")
+        return f"{name}[F[{st.next_slot}]] + {off}", w, s
 
     def store(self, dst: tuple[str, int, bool], src: str, src_width: int | None = None) -> str:
         """Source of a statement storing ``src`` into ``dst`` with BMv2's truncation."""

@@ -78,9 +78,22 @@ parser CacheParser(packet_in packet,
         }
     }
 
+    /* "get " is by far the most frequent command: it is matched as one 32-bit word, as a
+     * hardware parser would match a fixed string, instead of byte by byte. */
     state parse_memcache {
         packet.extract(hdr.memcache);
-        transition parse_cmd;
+        transition select(packet.lookahead<bit<32>>()) {
+            0x67657420: parse_get;
+            default: parse_cmd;
+        }
+    }
+
+    state parse_get {
+        packet.extract(hdr.get_cmd);
+        meta.cmd = 0x676574;
+        meta.cmd_len = 3;
+        meta.spaces = 1;
+        transition parse_spaces;
     }
 
     /* The command word: bytes up to the first blank, at most CMD_MAX of them. */
@@ -283,6 +296,7 @@ control CacheDeparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.udp);
         packet.emit(hdr.memcache);
         packet.emit(hdr.ctrl);
+        packet.emit(hdr.get_cmd);
         packet.emit(hdr.cmd);
         packet.emit(hdr.spaces);
         packet.emit(hdr.key);

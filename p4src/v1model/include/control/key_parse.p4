@@ -56,7 +56,7 @@ control KeyParse(inout headers_t hdr,
         if (hdr.memcache.isValid()) {
             meta.server_addr = hdr.ipv4.dst_addr;
             classify_command.apply();
-            if (meta.cmd_len != 0 && hdr.cmd[0].b == 0x80) {
+            if (hdr.cmd[0].isValid() && hdr.cmd[0].b == 0x80) {
                 /* memcached's binary protocol: its writes cannot be read here. */
                 meta.kind = KIND_UNSAFE;
             }

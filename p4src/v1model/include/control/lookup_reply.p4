@@ -102,6 +102,7 @@ control Respond(inout headers_t hdr,
     apply {
         if (meta.hit == 1) {
             /* The request's command line gives way to the stored reply. */
+            hdr.get_cmd.setInvalid();
             hdr.cmd.pop_front(CMD_MAX);
             hdr.spaces.pop_front(SPACES_MAX);
             hdr.key.pop_front(KMAX);
