@@ -1,35 +1,45 @@
 """Reference model of the cache switch: what it must do with one frame.
 
-Written from the behaviour rules of the data plane (the brief of the bad-input issue, the protocol
-comments of ``p4src/shared/define.p4`` and of the control datagrams) and from memcached's text
-protocol, not from the P4 code: it parses frames its own way and keeps its own copy of the slot
-registers. The tests run every frame through the engine and through this model and require the
-same output frames, byte for byte, and the same register contents afterwards.
+Written from the behaviour rules of the data plane (the brief of the bad-input issue, updated by
+the review of p4src in cfe033f; the protocol comments of ``p4src/shared/define.p4`` and the
+control datagrams) and from memcached's text protocol, not from the P4 code: it parses frames its
+own way and keeps its own copy of the slot registers. The tests run every frame through the engine
+and through this model and require the same output frames, byte for byte, and the same register
+contents afterwards.
 
 Rules the model applies (``predict``):
 
-* A frame shorter than an Ethernet header is dropped. Anything else the switch does not answer
-  or consume leaves unchanged by the port of its destination MAC (l2 table), or is dropped when
-  the MAC is unknown (the tests install no routes).
-* GET (answered): UDP to 11211 in an IPv4 frame (version 4, IHL 5, MF 0, offset 0, header checksum
-  right), UDP length == 8 + 8 + len("get <key>\\r\\n") and IPv4 total length == UDP length + 20,
-  frame header seq 0 / total 1 / reserved 0, the line exactly ``get <key>\\r\\n`` with a key of
-  1..64 bytes each > 0x20 and != 0x7f; bytes after the IPv4 datagram (Ethernet padding) are
-  allowed. Answered iff the source is in the allow-list, the key is cached and its slot valid:
-  the same frame back out of the ingress port with MACs, IPs and ports swapped, TTL 64, IPv4
-  checksum recomputed, UDP checksum 0, lengths of the reply, request id echoed, seq 0, total 1,
-  then the stored reply, and nothing after it.
-* Write (invalidates, the frame is still forwarded): UDP to 11211 in the first (or only) IPv4
-  fragment, from anyone; the frame header is skipped whatever it holds; then one of the write
-  commands, 1..4 blanks (0x20), the key: the bytes up to a byte <= 0x20, 0x7f or the end of the
-  frame. Lengths, checksums and what follows the key are not looked at (conservative). If the
-  key is cached: slot valid = 0, written = 1.
-* Control (UDP to 11311, IPv4 IHL 5 unfragmented, at least the 10-byte header): from a source
-  other than a trusted agent or the CPU it is dropped and changes nothing. Otherwise it is
+* The switch looks into UDP only in IPv4 (version 4, IHL >= 5, options skipped) datagrams that
+  start in the frame (fragment offset 0). A frame shorter than an Ethernet header is dropped.
+  Anything the switch does not answer, consume or drop below leaves unchanged by the port of its
+  destination MAC (l2 table), or is dropped when the MAC is unknown (the tests install no routes).
+* GET (answered): UDP to 11211, IHL 5, MF 0, IPv4 header checksum right, UDP length ==
+  8 + 8 + len("get <key>\r\n") and IPv4 total length == UDP length + 20, frame header seq 0 /
+  total 1 / reserved 0, the line exactly ``get <key>\r\n`` with a key of 1..64 bytes each
+  > 0x20 and != 0x7f; bytes after the IPv4 datagram (Ethernet padding) are allowed. Answered iff
+  the source is in the allow-list, (destination server, key) is cached and its slot valid: the
+  same frame back out of the ingress port with MACs, IPs and ports swapped, TTL 64, IPv4 checksum
+  recomputed, UDP checksum 0, lengths of the reply, request id echoed, seq 0, total 1, then the
+  stored reply, and nothing after it.
+* The command word is the bytes after the 8-byte frame header up to a byte <= 0x20 or 0x7f. A
+  command line of fewer than 4 bytes that ends the frame is not looked at (the switch reads the
+  first 4 bytes at once; no write is that short, memcached refuses a bare ``gat``).
+  Unsafe (dropped, whoever sends it): gat, gats, anything starting ``flush_al`` (the switch reads
+  8 bytes of a word: flush_all), the binary protocol (first byte 0x80), and a write command
+  followed by more than 4 blanks (the key could be any).
+* Write (invalidates, then forwarded): set add replace append prepend cas incr decr delete touch
+  ms md ma mg, from anyone, in a first fragment too; the frame header is skipped whatever it
+  holds; 1..4 blanks (0x20); the key: the bytes up to a byte <= 0x20, 0x7f or the end of the
+  frame. Lengths, checksums and what follows the key are not looked at (conservative). If
+  (destination server, key) is cached: slot valid = 0, written = 1.
+* Control (UDP to 11311, at least the 10-byte header): an acknowledgement (op & 0x80) is dropped,
+  and so is anything from a source that is neither a trusted agent nor the CPU. Otherwise it is
   acknowledged (header only, op | 0x80, a status) out of the ingress port, or to the CPU as a
-  packet-in when it came as a packet-out; OP_UPDATE / OP_INVALIDATE_KEY / OP_READ act on the
-  slot as docs/update-protocol.md and define.p4 describe (versions must grow, a written slot
-  refuses a refill until invalidated, lengths must match).
+  packet-in when it came as a packet-out; OP_UPDATE / OP_INVALIDATE_KEY (key looked up for the
+  source, the server the agent speaks for) / OP_READ act on the slot as docs/update-protocol.md
+  and define.p4 describe (versions must grow, a written slot refuses a refill until
+  invalidated, lengths must match). The acknowledgement is a well-formed datagram: IHL 5, not a
+  fragment.
 * A packet-out that is not a control datagram leaves by the port it names, unchanged.
 
 ``deviations`` names rules the data plane under test is known to break (see KNOWN_DEVIATIONS);
@@ -54,7 +64,10 @@ MAX_BLANKS = 4
 REPLY_TTL = 64
 
 WRITE_COMMANDS = frozenset(
-    b"set add replace append prepend cas incr decr delete touch ms md ma".split())
+    b"set add replace append prepend cas incr decr delete touch ms md ma mg".split())
+UNSAFE_WORDS = frozenset({b"gat", b"gats"})
+UNSAFE_PREFIX = b"flush_al"
+BINARY_MAGIC = 0x80
 
 OP_UPDATE, OP_INVALIDATE_KEY, OP_READ = 1, 2, 3
 ACK_FLAG = 0x80
@@ -63,12 +76,15 @@ ACK_FLAG = 0x80
 
 # Rules the data plane under test breaks (reported; each has a strict xfail test in
 # test_known_deviations.py that turns into a failure once the data plane is fixed).
-DEV_IP_VERSION = "get-ip-version-unchecked"   # a GET whose IPv4 version field is not 4 is answered
 DEV_UDP_CHECKSUM = "get-udp-checksum-unchecked"  # a GET with a wrong UDP checksum is answered
-DEV_WRITE_FRAGMENT = "write-in-first-fragment-missed"  # no invalidation (stale hits follow)
-DEV_WRITE_OPTIONS = "write-with-ip-options-missed"  # no invalidation (stale hits follow)
-KNOWN_DEVIATIONS = frozenset({DEV_IP_VERSION, DEV_UDP_CHECKSUM, DEV_WRITE_FRAGMENT,
-                              DEV_WRITE_OPTIONS})
+DEV_ACK_IP_OPTIONS = "ack-keeps-ip-options"  # ack of a datagram with options: options kept, cut
+DEV_ACK_FRAGMENT = "ack-keeps-more-fragments"  # ack of a first fragment: MF still set
+# Not the P4 program but the engine (softnic): a packet-in is cut to the length truncate() gave
+# for the packet *with* its packet_in header, after the header was stripped, so it keeps up to 2
+# bytes that BMv2 cuts. The rig tolerates exactly that (cache_rig.Rig._check).
+DEV_SOFTNIC_PACKET_IN_TRUNCATE = "softnic-packet-in-truncate-counts-header"
+KNOWN_DEVIATIONS = frozenset({DEV_UDP_CHECKSUM, DEV_ACK_IP_OPTIONS, DEV_ACK_FRAGMENT,
+                              DEV_SOFTNIC_PACKET_IN_TRUNCATE})
 
 # Register arrays of the slot state and of the stored reply (cells per slot, cell width).
 # A reply of n bytes is stored as one chunk per set bit of (n - 1), 256 bytes down to 1, then a
@@ -100,7 +116,7 @@ def chunk_layout(length: int) -> list[tuple[int, tuple[str, int, int]]]:
 class Verdict:
     """What the switch must do with one frame."""
 
-    kind: str  # answered | forwarded | dropped | acked | sent (packet-out) | consumed
+    kind: str  # answered | forwarded | dropped | acked | sent (a packet-out that leaves)
     reason: str
     outputs: list[tuple[int, bytes]] = field(default_factory=list)
     packet_ins: list[bytes] = field(default_factory=list)
@@ -138,8 +154,11 @@ class Udp:
 
 
 class Oracle:
+    """``keys`` maps (server IPv4 address, key) to a slot, as cache_lookup does."""
+
     def __init__(self, *, l2: dict[bytes, int], allow: list[tuple[int, int]], agents: set[int],
-                 keys: dict[bytes, int], deviations: frozenset[str] = KNOWN_DEVIATIONS) -> None:
+                 keys: dict[tuple[int, bytes], int],
+                 deviations: frozenset[str] = KNOWN_DEVIATIONS) -> None:
         self.l2 = dict(l2)
         self.allow = list(allow)
         self.agents = set(agents)
@@ -163,7 +182,8 @@ class Oracle:
                 out += self.regs[name][slot].to_bytes(size, "big")
         return out
 
-    def store_writes(self, slot: int, reply: bytes) -> list[tuple[str, int, int]]:
+    @staticmethod
+    def store_writes(slot: int, reply: bytes) -> list[tuple[str, int, int]]:
         writes = []
         pos = 0
         for size, (name, cells, width) in chunk_layout(len(reply)):
@@ -197,18 +217,26 @@ class Oracle:
     @staticmethod
     def read_udp(frame: bytes, ip: Ip) -> Udp | None:
         at = ip.end
-        if ip.ihl < 5 or ip.proto != 17 or ip.frag != 0 or len(frame) < at + 8:
+        if (ip.version != 4 or ip.ihl < 5 or ip.proto != 17 or ip.frag != 0
+                or len(frame) < at + 8):
             return None
         sport, dport, length, csum = struct.unpack_from("!HHHH", frame, at)
         return Udp(ip=ip, sport=sport, dport=dport, length=length, checksum=csum, at=at,
                    body=frame[at + 8:])
 
-    def udp_of(self, frame: bytes, off: int = 0) -> Udp | None:
-        """The UDP datagram in an IPv4 frame starting at ``off``, if any (first fragments too)."""
-        if len(frame) < off + 14 or frame[off + 12:off + 14] != b"\x08\x00":
+    def udp_of(self, frame: bytes) -> Udp | None:
+        """The UDP datagram the switch looks into, if any (first fragments and options too)."""
+        if len(frame) < 14 or frame[12:14] != b"\x08\x00":
             return None
-        ip = self.read_ip(frame, off + 14)
+        ip = self.read_ip(frame, 14)
         return None if ip is None else self.read_udp(frame, ip)
+
+    @staticmethod
+    def command_word(line: bytes) -> bytes:
+        j = 0
+        while j < len(line) and line[j] > 0x20 and line[j] != 0x7F:
+            j += 1
+        return line[:j]
 
     # -- the verdicts
     def predict(self, port: int, frame: bytes) -> Verdict:
@@ -223,7 +251,9 @@ class Oracle:
         u = self.udp_of(frame)
         if u is None:
             return plain
-        if u.dport == CTRL_PORT and self.plain_unfragmented(u.ip) and len(u.body) >= 10:
+        if u.dport == CTRL_PORT and len(u.body) >= 10:
+            if u.body[0] & ACK_FLAG:
+                return Verdict("dropped", "stray acknowledgement")
             if u.ip.src not in self.agents:
                 return Verdict("dropped", "control datagram from an untrusted source")
             return self.control(frame, u, port, to_cpu=False)
@@ -232,34 +262,46 @@ class Oracle:
         get = self.get_verdict(frame, u, port)
         if get is not None:
             return get
-        w = self.write_verdict(u)
-        if w is not None:
-            slot, why = w
-            plain.reason = why
-            if slot is not None:
-                plain.slot = slot
-                plain.writes = [("slot_valid", slot, 0),
-                                ("slot_written", slot, 1)]
+        line = u.body[8:]
+        if len(line) < 4:  # the switch reads the first 4 bytes in one go ("get "): no write is
+            return plain   # that short, and memcached refuses a bare "gat"
+        word = self.command_word(line)
+        if line[:1] == bytes([BINARY_MAGIC]):
+            return Verdict("dropped", "unsafe: binary protocol")
+        if word in UNSAFE_WORDS or word.startswith(UNSAFE_PREFIX):
+            return Verdict("dropped", f"unsafe: {word[:9].decode()}")
+        if word not in WRITE_COMMANDS or line[len(word):len(word) + 1] != b" ":
+            return plain
+        i = len(word)
+        while i < len(line) and line[i] == 0x20:
+            i += 1
+        if i - len(word) > MAX_BLANKS:
+            return Verdict("dropped", "unsafe: write with more than 4 blanks")
+        key = self.command_word(line[i:])
+        slot = self.keys.get((u.ip.dst, key))
+        if not key:
+            plain.reason = "write without a key"
+        elif slot is None:
+            plain.reason = "write to a key not cached"
+        else:
+            plain.reason = f"write {word.decode()} to a cached key: slot invalidated"
+            plain.slot = slot
+            plain.writes = [("slot_valid", slot, 0), ("slot_written", slot, 1)]
         return plain
 
     def predict_packet_out(self, frame: bytes, egress: int) -> Verdict:
         """A frame the controller sends (packet-out naming ``egress``)."""
         u = self.udp_of(frame)
-        if (u is not None and u.dport == CTRL_PORT and self.plain_unfragmented(u.ip)
-                and len(u.body) >= 10):
+        if u is not None and u.dport == CTRL_PORT and len(u.body) >= 10:
+            if u.body[0] & ACK_FLAG:
+                return Verdict("dropped", "stray acknowledgement")
             return self.control(frame, u, CPU_PORT, to_cpu=True)
         return Verdict("sent", "packet-out", outputs=[(egress, frame)])
-
-    @staticmethod
-    def plain_unfragmented(ip: Ip) -> bool:
-        return ip.ihl == 5 and ip.mf == 0 and ip.frag == 0
 
     def get_verdict(self, frame: bytes, u: Udp, port: int) -> Verdict | None:
         """The verdict on a clean GET (answered or a forwarded miss); None if not a clean GET."""
         ip = u.ip
-        if not (self.plain_unfragmented(ip) and ip.checksum_ok):
-            return None
-        if ip.version != 4 and DEV_IP_VERSION not in self.deviations:
+        if ip.ihl != 5 or ip.mf or not ip.checksum_ok:
             return None
         line_len = u.length - 16
         if line_len < 7 or len(u.body) < 8 + line_len or ip.total_len != u.length + 20:
@@ -274,7 +316,7 @@ class Oracle:
         if (u.checksum != 0 and DEV_UDP_CHECKSUM not in self.deviations
                 and udp_checksum(ip.src, ip.dst, frame[u.at:u.at + u.length]) != u.checksum):
             return None
-        slot = self.keys.get(key)
+        slot = self.keys.get((ip.dst, key))
         if not self.allowed(ip.src):
             why = "GET from a client outside the allow-list"
         elif slot is None:
@@ -291,45 +333,28 @@ class Oracle:
             return Verdict("dropped", why + " (unknown destination MAC)")
         return Verdict("forwarded", why, outputs=[(out_port, frame)])
 
-    def write_verdict(self, u: Udp) -> tuple[int | None, str] | None:
-        """(slot to invalidate or None, why) for a write command; None if not a write."""
-        ip = u.ip
-        if ip.ihl != 5 and DEV_WRITE_OPTIONS in self.deviations:
-            return None
-        if ip.mf and DEV_WRITE_FRAGMENT in self.deviations:
-            return None
-        line = u.body[8:] if len(u.body) >= 8 else b""
-        sp = line.find(b" ")
-        if sp <= 0 or line[:sp] not in WRITE_COMMANDS:
-            return None
-        i = sp
-        while i < len(line) and line[i] == 0x20:
-            i += 1
-        blanks = i - sp
-        if blanks > MAX_BLANKS:
-            return None, "write with more blanks than the switch reads (no invalidation)"
-        j = i
-        while j < len(line) and line[j] > 0x20 and line[j] != 0x7F:
-            j += 1
-        key = line[i:j]
-        if not key:
-            return None, "write without a key"
-        slot = self.keys.get(key)
-        if slot is None:
-            return None, "write to a key not cached"
-        return slot, f"write {line[:sp].decode()} to a cached key: slot invalidated"
-
     def turn_around(self, frame: bytes, u: Udp, payload: bytes) -> bytes:
-        """The frame sent back to the requester, carrying ``payload`` as its UDP payload."""
+        """The frame sent back to the requester, carrying ``payload`` as its UDP payload: a
+        plain IPv4 header (IHL 5, not a fragment)."""
         ip = u.ip
         total = 20 + 8 + len(payload)
         h = bytearray(ip.raw)
+        options = frame[34:ip.end]
+        keep_options = options and DEV_ACK_IP_OPTIONS in self.deviations
+        if not keep_options:
+            h[0] = 0x45
+        if DEV_ACK_FRAGMENT not in self.deviations:
+            h[6] &= ~0x20 & 0xFF
         struct.pack_into("!H", h, 2, total)
         h[8] = REPLY_TTL
         h[12:16], h[16:20] = ip.raw[16:20], ip.raw[12:16]
+        struct.pack_into("!H", h, 10, 0)
         struct.pack_into("!H", h, 10, ipv4_header_checksum(bytes(h)))
         uh = struct.pack("!HHHH", u.dport, u.sport, 8 + len(payload), 0)
-        return frame[6:12] + frame[0:6] + frame[12:14] + bytes(h) + uh + payload
+        out = frame[6:12] + frame[0:6] + frame[12:14] + bytes(h)
+        if keep_options:  # the options stay, and the IPv4 total length cuts the frame short
+            return (out + options + uh + payload)[:14 + total]
+        return out + uh + payload
 
     def control(self, frame: bytes, u: Udp, port: int, *, to_cpu: bool) -> Verdict:
         op, _, slot, version, length = struct.unpack_from("!BBHIH", u.body)
@@ -350,32 +375,26 @@ class Oracle:
                 status, v.reason = STATUS_WRITTEN, "refill of a written slot refused"
             else:
                 status, v.slot = STATUS_APPLIED, slot
-                v.writes = [("slot_version", slot, version),
-                            ("slot_len", slot, length)]
+                v.writes = [("slot_version", slot, version), ("slot_len", slot, length)]
                 if length == 0:
                     v.reason = "invalidation applied"
-                    v.writes += [("slot_valid", slot, 0),
-                                 ("slot_written", slot, 0)]
+                    v.writes += [("slot_valid", slot, 0), ("slot_written", slot, 0)]
                 else:
                     v.reason = "update applied"
-                    v.writes += [(n, i, x) for n, i, x in
-                                 self.store_writes(slot, u.body[10:10 + length])]
+                    v.writes += self.store_writes(slot, u.body[10:10 + length])
                     v.writes.append(("slot_valid", slot, 1))
         elif op == OP_INVALIDATE_KEY:
             rest = u.body[10:]
-            j = 0
-            while j < len(rest) and rest[j] > 0x20 and rest[j] != 0x7F:
-                j += 1
-            key = rest[:j]
-            if not valid_key(key) or rest[j:j + 2] != b"\r\n":
+            key = self.command_word(rest)
+            hit = self.keys.get((u.ip.src, key))  # the agent speaks for its server
+            if not valid_key(key) or rest[len(key):len(key) + 2] != b"\r\n":
                 status, v.reason = STATUS_BAD, "invalidation with a malformed key"
-            elif key not in self.keys:
+            elif hit is None:
                 status, v.reason = STATUS_NOT_CACHED, "invalidation of a key not cached"
             else:
-                status, v.slot = STATUS_APPLIED, self.keys[key]
+                status, v.slot = STATUS_APPLIED, hit
                 v.reason = "key invalidated"
-                v.writes = [("slot_valid", v.slot, 0),
-                            ("slot_written", v.slot, 1)]
+                v.writes = [("slot_valid", hit, 0), ("slot_written", hit, 1)]
         elif op == OP_READ:
             if slot >= CACHE_SLOTS:
                 status, v.reason = STATUS_BAD, "read of a slot out of range"

@@ -17,6 +17,7 @@ PROTO_UDP = 17
 CLIENT_MAC = bytes.fromhex("020000000001")
 SERVER_MAC = bytes.fromhex("020000000002")
 AGENT_MAC = bytes.fromhex("020000000003")
+SERVER2_MAC = bytes.fromhex("020000000004")
 UNKNOWN_MAC = bytes.fromhex("0200000000ee")
 
 

@@ -20,9 +20,12 @@ import cache_rig as rg
 import cache_wire as w
 
 EDGE_BYTES = (0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0xFF)
-OTHER_LINES = (b"gets k\r\n", b"get k hello\r\n", b"gat 0 k\r\n", b"mg k v\r\n",
-               b"flush_all\r\n", b"version\r\n", b"stats\r\n", b"get \r\n", b"get\r\n",
-               b"GET k\r\n", b"get  k\r\n", b"get k\n", b"get k\r\n\r\n", b"\r\n", b"")
+OTHER_LINES = (b"gets k\r\n", b"get k hello\r\n", b"gat 0 k\r\n", b"gats 0 k\r\n", b"gat",
+               b"mg k v\r\n", b"mn\r\n", b"flush_all\r\n", b"flush_all 10 noreply\r\n",
+               b"flush_al", b"version\r\n", b"stats\r\n", b"get \r\n", b"get\r\n",
+               b"GET k\r\n", b"get  k\r\n", b"get k\n", b"get k\r\n\r\n", b"\r\n", b"",
+               b"\x80\x01\x00\x01\x08\x00\x00\x00\x00\x00\x00\x0a" + bytes(20) + b"kv",
+               b"\x80\x00\x00\x01" + bytes(20) + b"k")
 IP_FIELDS = ((0, 1), (1, 1), (2, 2), (4, 2), (6, 2), (8, 1), (9, 1), (10, 2), (12, 4), (16, 4))
 
 
@@ -39,7 +42,7 @@ class Corpus:
         self.rng = rng
         self.model = model
         self.recent: list[bytes] = []
-        self.keys = list(rg.CACHED)
+        self.keys = sorted({k for _, k in rg.LOOKUP})
 
     # -- pieces
     def key(self) -> bytes:
@@ -56,14 +59,20 @@ class Corpus:
         r = self.rng.random()
         if r < 0.55:
             return self.rng.choice(rg.CLIENTS), w.CLIENT_MAC, rg.CLIENT_PORT
+        if r < 0.7:
+            return rg.SERVER_IP, w.SERVER_MAC, rg.SERVER_PORT
+        if r < 0.75:
+            return rg.SERVER2_IP, w.SERVER2_MAC, rg.SERVER2_PORT
         if r < 0.8:
             return rg.AGENT_IP, w.AGENT_MAC, rg.AGENT_PORT
         return self.rng.choice(rg.STRANGERS), w.UNKNOWN_MAC, self.rng.choice(rg.DATA_PORTS)
 
     def frame(self, payload: bytes, dport: int, src: int, smac: bytes) -> bytes:
-        dmac = w.SERVER_MAC if self.rng.random() < 0.9 else self.rng.choice(
-            (w.UNKNOWN_MAC, w.CLIENT_MAC, b"\xff" * 6))
-        return w.udp_frame(payload, src=src, dst=rg.SERVER_IP, sport=self.rng.randrange(1, 65536),
+        r = self.rng.random()
+        dst, dmac = (rg.SERVER_IP, w.SERVER_MAC) if r < 0.8 else (rg.SERVER2_IP, w.SERVER2_MAC)
+        if self.rng.random() < 0.1:
+            dmac = self.rng.choice((w.UNKNOWN_MAC, w.CLIENT_MAC, b"\xff" * 6))
+        return w.udp_frame(payload, src=src, dst=dst, sport=self.rng.randrange(1, 65536),
                            dport=dport, eth_dst=dmac, eth_src=smac,
                            ident=self.rng.randrange(65536))
 
@@ -96,7 +105,7 @@ class Corpus:
     def update(self) -> bytes:
         r = self.rng.random()
         if r < 0.7:
-            slot = self.rng.choice(list(rg.CACHED.values()))
+            slot = self.rng.choice(list(rg.LOOKUP.values()))
         elif r < 0.9:
             slot = self.rng.randrange(co.CACHE_SLOTS)
         else:
@@ -112,7 +121,7 @@ class Corpus:
     def ctrl_other(self) -> bytes:
         op = self.rng.choice((co.OP_INVALIDATE_KEY, co.OP_INVALIDATE_KEY, co.OP_READ, 0,
                               0x81, 4, 0xFF))
-        slot = self.rng.choice((self.rng.choice(list(rg.CACHED.values())),
+        slot = self.rng.choice((self.rng.choice(list(rg.LOOKUP.values())),
                                 self.rng.randrange(0x10000)))
         hdr = w.ctrl_hdr(op, slot, self.rng.randrange(1 << 32), self.rng.randrange(4))
         if op == co.OP_INVALIDATE_KEY:
@@ -133,8 +142,9 @@ class Corpus:
                             origin="write")
         if r < 0.62:
             payload = self.update() if rng.random() < 0.6 else self.ctrl_other()
-            if rng.random() < 0.35:  # from the controller
-                f = self.frame(payload, co.CTRL_PORT, rg.AGENT_IP, w.AGENT_MAC)
+            if rng.random() < 0.35:  # from the controller, in the name of a server
+                server = rng.choice((rg.SERVER_IP, rg.SERVER2_IP, rg.AGENT_IP))
+                f = self.frame(payload, co.CTRL_PORT, server, w.AGENT_MAC)
                 return Datagram(f, None, rng.choice(rg.DATA_PORTS), origin="ctrl packet-out")
             return Datagram(self.frame(payload, co.CTRL_PORT, src, smac), port, origin="ctrl")
         if r < 0.70:

@@ -22,9 +22,11 @@ import pytest
 from cache_rig import (
     AGENT_IP,
     CACHED,
+    CACHED2,
     CLIENT_PORT,
     CLIENTS,
     DATA_PORTS,
+    SERVER2_IP,
     SERVER_IP,
     SERVER_PORT,
     STRANGERS,
@@ -50,6 +52,7 @@ KEYS = sorted(CACHED)
 cached_keys = st.sampled_from(KEYS)
 replies = st.binary(min_size=1, max_size=co.REPLY_MAX)
 ports16 = st.integers(1, 0xFFFF)
+write_commands = st.sampled_from(sorted(co.WRITE_COMMANDS))
 
 
 @dataclass
@@ -155,7 +158,8 @@ def _case_strategies():
                   st.binary(min_size=1, max_size=60)),
         st.builds(lambda m: ("destination MAC", yes, {"eth_dst": m}),
                   st.sampled_from([w.UNKNOWN_MAC, w.CLIENT_MAC, w.AGENT_MAC])),
-        st.builds(lambda a: ("destination IP", yes, {"dst": a}), st.integers(1, 0xDFFFFFFF)),
+        st.builds(lambda a: ("destination IP (another server)", None, {"dst": a}),
+                  st.one_of(st.just(SERVER2_IP), st.integers(1, 0xDFFFFFFF))),
         st.builds(lambda a: ("allowed source", yes, {"src": a}), st.sampled_from(CLIENTS)),
         st.builds(lambda f: ("DF / reserved flag", yes, {"ip": {"flags": f}}),
                   st.sampled_from([2, 4, 6])),
@@ -213,7 +217,7 @@ def _case_strategies():
         get_case("destination port 11311 (control)", None, dport=co.CTRL_PORT),
         st.builds(lambda a: ("source outside the allow-list", no, {"src": a}),
                   st.sampled_from(STRANGERS)),
-        st.builds(lambda v: ("IPv4 version", None, {"ip": {"version": v}}),
+        st.builds(lambda v: ("IPv4 version", no, {"ip": {"version": v}}),
                   st.integers(0, 15).filter(lambda v: v != 4)),
         st.builds(lambda c: ("wrong UDP checksum", None, {"udp_checksum": c}),
                   st.integers(1, 0xFFFF)),
@@ -258,6 +262,29 @@ def test_get_with_one_field_off(rig, key, case):
         assert not v.writes
 
 
+@property_test
+@given(key=st.sampled_from(sorted(set(CACHED) | set(CACHED2))), rid=st.integers(0, 0xFFFF),
+       write=st.booleans(), cmd=write_commands)
+def test_values_are_served_and_invalidated_per_server(rig, key, rid, write, cmd):
+    """cache_lookup holds (server, key): a GET to server 2 is answered from server 2's slot only,
+    and a write to one server's key leaves the other server's slot alone."""
+    for k in CACHED:
+        ensure_valid(rig, k)
+    for k, slot in CACHED2.items():
+        if not rig.model.regs["slot_valid"][slot]:
+            rig.fill(slot, b"server 2 " + k)
+    if write:
+        v = rig.send(CLIENT_PORT, Write(cmd, key, dst=SERVER2_IP).frame())
+        assert v.slot == CACHED2.get(key)
+        if key in CACHED:
+            assert rig.cells("slot_valid")[CACHED[key]] == 1
+    g = Get(key, rid=rid, dst=SERVER2_IP, eth_dst=w.SERVER2_MAC)
+    v = rig.send(CLIENT_PORT, g.frame())
+    assert (v.kind == "answered") == (key in CACHED2 and not write), v.reason
+    if v.kind == "answered":
+        assert v.slot == CACHED2[key]
+
+
 # -- 3. writes with one field off: invalidate exactly the slot of the key, or nothing
 
 WRITE_TAILS = [b" 0 0 5\r\nhello\r\n", b" 0\r\n", b" 1 noreply\r\n", b"\r\n", b"", b" ",
@@ -280,6 +307,7 @@ class Write:
     ip_len_delta: int = 0
     cut_after_key: int | None = None  # cut the frame this many bytes after the key's start
     pad: bytes = b""
+    dst: int = SERVER_IP
 
     def frame(self) -> bytes:
         head = w.memcache_hdr(*self.hdr) + self.cmd + b" " * self.blanks
@@ -289,7 +317,7 @@ class Write:
         fields = dict(self.ip)
         opts = fields.get("options", b"")
         fields.setdefault("total_len", 20 + len(opts) + len(seg) + self.ip_len_delta)
-        pkt = w.ipv4(seg, src=self.src, dst=SERVER_IP, **fields)
+        pkt = w.ipv4(seg, src=self.src, dst=self.dst, **fields)
         if self.checksum_delta:
             c = (int.from_bytes(pkt[10:12], "big") + self.checksum_delta) & 0xFFFF
             pkt = pkt[:10] + c.to_bytes(2, "big") + pkt[12:]
@@ -304,7 +332,8 @@ def _write_cases():
     yes, no = True, False
     return [
         st.builds(lambda n: ("1..4 blanks", yes, {"blanks": n}), st.integers(1, 4)),
-        st.builds(lambda n: ("more than 4 blanks", no, {"blanks": n}), st.integers(5, 9)),
+        st.builds(lambda n: ("more than 4 blanks (unsafe: dropped)", no, {"blanks": n}),
+                  st.integers(5, 9)),
         get_case("no blank", no, blanks=0),
         st.builds(lambda t: ("whatever follows the key", yes, {"tail": t}),
                   st.sampled_from(WRITE_TAILS)),
@@ -318,7 +347,8 @@ def _write_cases():
         st.builds(lambda d: ("UDP length", yes, {"udp_len_delta": d}), st.integers(-40, 40)),
         st.builds(lambda d: ("IPv4 total length", yes, {"ip_len_delta": d}),
                   st.integers(-40, 40)),
-        st.builds(lambda v: ("IPv4 version", yes, {"ip": {"version": v}}), st.integers(0, 15)),
+        st.builds(lambda v: ("IPv4 version not 4 (not IPv4: no host takes it)", no,
+                             {"ip": {"version": v}}), st.integers(0, 15).filter(lambda v: v != 4)),
         st.builds(lambda b: ("Ethernet padding", yes, {"pad": b}),
                   st.binary(min_size=1, max_size=30)),
         get_case("frame ends right after the key", yes, tail=b""),
@@ -331,15 +361,14 @@ def _write_cases():
                   st.integers(0, 255).filter(lambda p: p != 17)),
         st.builds(lambda p: ("destination port", no, {"dport": p}),
                   ports16.filter(lambda p: p not in (co.MEMCACHED_PORT, co.CTRL_PORT))),
-        # rules the data plane breaks (test_known_deviations.py): the model decides
-        get_case("first fragment", None, ip={"flags": 1}),
-        st.builds(lambda n: ("IPv4 options", None, {"ip": {"options": b"\x01" * (4 * n)}}),
+        get_case("first fragment (MF)", yes, ip={"flags": 1}),
+        st.builds(lambda n: ("IPv4 options", yes, {"ip": {"options": b"\x01" * (4 * n)}}),
                   st.integers(1, 10)),
+        get_case("to another server", no, dst=SERVER2_IP),
     ]
 
 
 write_cases = st.one_of(_write_cases())
-write_commands = st.sampled_from(sorted(co.WRITE_COMMANDS))
 
 
 @property_test
@@ -361,22 +390,28 @@ def test_write_with_one_field_off(rig, key, cmd, case, other):
 
 @property_test
 @given(cmd=st.one_of(write_commands, st.sampled_from(
-           [b"SET", b"Set", b"get", b"gets", b"gat", b"mg", b"mn", b"flush_all", b"sets",
-            b"settt", b"verbosity", b"incr\x00", b"s\xe5t"])),
+           [b"SET", b"Set", b"get", b"gets", b"gat", b"gats", b"mn", b"flush_all", b"flush_al",
+            b"flush_alx", b"sets", b"settt", b"verbosity", b"incr\x00", b"s\xe5t", b"\x80",
+            b"\x80\x01"])),
        key=st.one_of(cached_keys, st.sampled_from(UNCACHED),
                      st.binary(min_size=1, max_size=70)), blanks=st.integers(0, 6),
        tail=st.sampled_from(WRITE_TAILS))
 def test_write_like_lines(rig, cmd, key, blanks, tail):
-    """Any command word, any key bytes: only a write command with 1..4 blanks and a cached key
-    invalidates, and only that key's slot."""
+    """Any command word, any key bytes: a write command with 1..4 blanks and a cached key
+    invalidates that key's slot and nothing else; unsafe commands are dropped."""
     for k in KEYS:
         ensure_valid(rig, k)
     v = rig.send(CLIENT_PORT, Write(cmd, key, blanks=blanks, tail=tail).frame())
     rest = b" " * blanks + key + tail
     token = _first_token(rest.lstrip(b" "))
     nblanks = len(rest) - len(rest.lstrip(b" "))
-    invalidates = cmd in co.WRITE_COMMANDS and 1 <= nblanks <= 4 and token in CACHED
+    word = _first_token(cmd + rest)
+    is_write = word == cmd and cmd in co.WRITE_COMMANDS and nblanks >= 1
+    unsafe = (word in (b"gat", b"gats") or word.startswith(b"flush_al") or cmd[:1] == b"\x80"
+              or (is_write and nblanks > 4))
+    invalidates = is_write and nblanks <= 4 and token in CACHED
     assert v.slot == (CACHED[token] if invalidates else None), v.reason
+    assert (v.kind == "dropped") == unsafe, v.reason
 
 
 def _first_token(data: bytes) -> bytes:
@@ -408,15 +443,15 @@ def ctrl_payloads():
 
 @property_test
 @given(payload=ctrl_payloads(),
-       via=st.sampled_from(["agent", "packet-out", "client", "stranger"]),
+       via=st.sampled_from(["agent", "packet-out", "client", "stranger", "trusted non-server"]),
        newer=st.booleans(), udp_len_delta=st.sampled_from([0, 0, 0, 1, -1]))
 def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
     if newer and payload[:1] == bytes([co.OP_UPDATE]) and len(payload) >= 10:
         slot = int.from_bytes(payload[2:4], "big") % co.CACHE_SLOTS
         ver = rig.next_version(slot) + 1  # a version the slot has not seen
         payload = payload[:4] + ver.to_bytes(4, "big") + payload[8:]
-    src = {"agent": AGENT_IP, "packet-out": AGENT_IP, "client": CLIENTS[0],
-           "stranger": STRANGERS[0]}[via]
+    src = {"agent": SERVER_IP, "packet-out": SERVER_IP, "client": CLIENTS[0],
+           "stranger": STRANGERS[0], "trusted non-server": AGENT_IP}[via]
     seg = w.udp(payload, sport=5000, dport=co.CTRL_PORT,
                 length=8 + len(payload) + udp_len_delta)
     frame = w.ether(w.ipv4(seg, src=src, dst=SERVER_IP), src=w.AGENT_MAC)
@@ -427,7 +462,7 @@ def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
         v = rig.send(DATA_PORTS[0], frame)
     if len(payload) < 10:
         assert v.kind in ("forwarded", "sent"), v.reason  # not a control datagram at all
-    elif via in ("client", "stranger"):
+    elif payload[0] & co.ACK_FLAG or via in ("client", "stranger"):
         assert v.kind == "dropped" and not v.writes
         assert all(rig.cells(n) == before[n] for n in co.STATE_REGS)
     else:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import time
 
-from cache_rig import CACHED, Mismatch, Rig
+from cache_rig import LOOKUP, Mismatch, Rig
 from fuzz_corpus import Corpus
 
 REFILL_EVERY = 20  # datagrams between two refills of an invalid cached slot (keeps hits coming)
@@ -23,13 +23,13 @@ def run_fuzz(rig: Rig, n: int, seed: int) -> dict[str, int]:
     rng = random.Random(seed)
     corpus = Corpus(rng, rig.model)
     origins: dict[str, int] = {}
-    slots = sorted(CACHED.values())
+    slots = sorted(LOOKUP.values())
     for i in range(n):
         if i % REFILL_EVERY == 0:
             invalid = [s for s in slots if not rig.model.regs["slot_valid"][s]]
             if invalid:
                 slot = rng.choice(invalid)
-                key = next(k for k, s in CACHED.items() if s == slot)
+                key = next(k for (_, k), s in LOOKUP.items() if s == slot)
                 rig.fill(slot, rng.choice((b"VALUE ", b"")) + key + rng.randbytes(
                     rng.randrange(0, 400)))
         d = corpus.next()

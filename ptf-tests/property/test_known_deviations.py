@@ -4,6 +4,7 @@ The rest of the suite runs the model with these deviations accepted (cache_oracl
 KNOWN_DEVIATIONS), so it can check everything else. Here the strict model is used and every test
 is a strict xfail: once the data plane is fixed the test passes, xfail(strict) turns that into a
 failure, and the deviation is to be removed from KNOWN_DEVIATIONS and the xfail marker from here.
+The first tests are deviations found earlier and fixed (p4src cfe033f), kept as regressions.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import cache_oracle as co
 import cache_wire as w
 import pytest
-from cache_rig import CACHED, CLIENT_PORT, CLIENTS, SERVER_IP, Mismatch, Rig
+from cache_rig import CACHED, CLIENT_PORT, CLIENTS, SERVER_IP, SERVER_PORT, Mismatch, Rig
+
 from p4cache import dataplane as dp
 
 
@@ -20,29 +22,8 @@ def strict():
     return Rig(deviations=frozenset())
 
 
-def get(**ip_fields) -> bytes:
-    return w.udp_frame(dp.get_request(7, b"hello"), src=CLIENTS[0], dst=SERVER_IP, sport=40000,
-                       dport=co.MEMCACHED_PORT, **ip_fields)
-
-
 def answered(rig: Rig, key: bytes) -> bool:
     return rig.send(CLIENT_PORT, rig.get_frame(key)).kind == "answered"
-
-
-@pytest.mark.xfail(strict=True, raises=Mismatch,
-                   reason=f"p4src ({co.DEV_IP_VERSION}): the parser never looks at ipv4.version")
-def test_get_whose_ip_version_is_not_4_is_not_answered(strict):
-    # Ethertype IPv4, version nibble 6 (or 0, 5, 15), checksum right: a host drops it (Linux
-    # ip_rcv: version != 4), the switch answers it, with version 6 in the reply.
-    strict.send(CLIENT_PORT, get(version=6))
-
-
-@pytest.mark.xfail(strict=True, raises=Mismatch,
-                   reason=f"p4src ({co.DEV_UDP_CHECKSUM}): the UDP checksum of a GET is not "
-                          "verified (not in the stated rules: to decide)")
-def test_get_with_a_wrong_udp_checksum_is_not_answered(strict):
-    seg = w.udp(dp.get_request(7, b"hello"), sport=40000, dport=co.MEMCACHED_PORT, checksum=0x1234)
-    strict.send(CLIENT_PORT, w.ether(w.ipv4(seg, src=CLIENTS[0], dst=SERVER_IP)))
 
 
 def big_set(**ip_fields) -> bytes:
@@ -52,20 +33,71 @@ def big_set(**ip_fields) -> bytes:
                           src=CLIENTS[0], dst=SERVER_IP, **ip_fields))
 
 
-@pytest.mark.xfail(strict=True, raises=Mismatch,
-                   reason=f"p4src ({co.DEV_WRITE_FRAGMENT}): the parser skips every datagram with "
-                          "MF set, so a write too big for one frame never invalidates")
+# -- fixed, kept as regressions
+
+
+def test_get_whose_ip_version_is_not_4_is_not_answered(strict):
+    # Ethertype IPv4, version nibble 6, checksum right: a host drops it (Linux ip_rcv), the
+    # switch used to answer it, with version 6 in the reply.
+    frame = w.udp_frame(dp.get_request(7, b"hello"), src=CLIENTS[0], dst=SERVER_IP, sport=40000,
+                        dport=co.MEMCACHED_PORT, version=6)
+    assert strict.send(CLIENT_PORT, frame).kind == "forwarded"
+
+
 def test_write_in_a_first_fragment_invalidates(strict):
+    strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
     assert answered(strict, b"hello")
-    strict.send(CLIENT_PORT, big_set(flags=1))  # model: slot 5 invalid; engine: still valid
-    assert not answered(strict, b"hello")  # what follows on the switch: the stale value served
+    strict.send(CLIENT_PORT, big_set(flags=1))
+    assert not answered(strict, b"hello")  # used to serve the stale value
 
 
-@pytest.mark.xfail(strict=True, raises=Mismatch,
-                   reason=f"p4src ({co.DEV_WRITE_OPTIONS}): the parser skips IPv4 with options, so "
-                          "a write with options never invalidates")
 def test_write_with_ip_options_invalidates(strict):
     strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
     frame = w.udp_frame(dp.memcache_frame(8, b"delete hello\r\n"), src=CLIENTS[0], dst=SERVER_IP,
                         sport=40001, dport=co.MEMCACHED_PORT, options=b"\x94\x04\x00\x00")
-    strict.send(CLIENT_PORT, frame)  # router-alert option; memcached deletes, the switch answers
+    strict.send(CLIENT_PORT, frame)  # router-alert option
+    assert not answered(strict, b"hello")
+
+
+# -- open
+
+
+@pytest.mark.xfail(strict=True, raises=Mismatch,
+                   reason=f"p4src ({co.DEV_UDP_CHECKSUM}): the UDP checksum of a GET is not "
+                          "verified (not in the stated rules: to decide)")
+def test_get_with_a_wrong_udp_checksum_is_not_answered(strict):
+    strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
+    seg = w.udp(dp.get_request(7, b"hello"), sport=40000, dport=co.MEMCACHED_PORT, checksum=0x1234)
+    strict.send(CLIENT_PORT, w.ether(w.ipv4(seg, src=CLIENTS[0], dst=SERVER_IP)))
+
+
+def ctrl_read(**ip_fields) -> bytes:
+    return w.udp_frame(w.ctrl_hdr(co.OP_READ, CACHED[b"hello"]), src=SERVER_IP, dst=CLIENTS[0],
+                       sport=7000, dport=co.CTRL_PORT, eth_dst=w.CLIENT_MAC, eth_src=w.SERVER_MAC,
+                       **ip_fields)
+
+
+@pytest.mark.xfail(strict=True, raises=Mismatch,
+                   reason=f"p4src ({co.DEV_ACK_IP_OPTIONS}): the ack keeps the request's options "
+                          "and IHL but gets the length of a header without them, so it is cut")
+def test_ack_of_a_control_datagram_with_ip_options_is_well_formed(strict):
+    # OP_READ from the agent with a router-alert option: the ack leaves with IHL 6, total length
+    # 38 and the checksum of the first 20 bytes; its last 4 bytes are cut off.
+    strict.send(SERVER_PORT, ctrl_read(options=b"\x94\x04\x00\x00"))
+
+
+@pytest.mark.xfail(strict=True, raises=Mismatch,
+                   reason=f"p4src ({co.DEV_ACK_FRAGMENT}): the ack of a first fragment keeps MF, "
+                          "so the agent waits for fragments that never come")
+def test_ack_of_a_control_datagram_in_a_first_fragment_is_not_a_fragment(strict):
+    strict.send(SERVER_PORT, ctrl_read(flags=1))
+
+
+@pytest.mark.xfail(strict=True, raises=Mismatch,
+                   reason=f"softnic ({co.DEV_SOFTNIC_PACKET_IN_TRUNCATE}): a packet-in is cut to "
+                          "the truncate() length after its packet_in header was stripped")
+def test_acknowledgement_to_the_cpu_is_cut_after_the_header(strict):
+    # OP_READ as a packet-out with two bytes after the header: BMv2 truncates the deparsed packet
+    # (packet_in header included) to 14 + 38 + 2 bytes, the controller gets 52; softnic gives 54.
+    payload = w.ctrl_hdr(co.OP_READ, CACHED[b"hello"]) + b"\xaa\xbb"
+    strict.send_out(strict.ctrl_frame(payload), CLIENT_PORT)
