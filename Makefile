@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 # Debian packages the project needs, as "command:package" pairs; installed only when the command is missing.
 APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool memcached:memcached
 
-.PHONY: all run test setup apt venv lint mutate clean distclean
+.PHONY: all run test setup apt venv lint mutate fuzz clean distclean
 
 all: test
 
@@ -72,6 +72,14 @@ mutate: venv
 	@mv mutants.log mutants/run.log
 	$(PY) tools/mutation_score.py
 	@echo "survivors: $(VENV)/bin/mutmut results; one diff: $(VENV)/bin/mutmut show NAME"
+
+# Bad-input fuzz (docs/fuzz.md): N random and mutated datagrams checked against the reference
+# model of ptf-tests/property; SEED picks another fixed sequence. `make test` runs 5000 of them.
+fuzz: N ?= 100000
+fuzz: SEED ?= 1123
+fuzz: venv
+	P4CACHE_FUZZ_N=$(N) P4CACHE_FUZZ_SEED=$(SEED) $(PY) -m pytest -q -s -p no:cacheprovider \
+	  ptf-tests/property/test_fuzz_datagrams.py
 
 run: setup
 	$(PY) -m softnic.demo --target $(TARGET)
