@@ -245,6 +245,13 @@ class ExprGen:
                 rw = self.rv(node.get("right"), ctx)
                 ws = [w for w in (lw[1], rw[1]) if w is not None]
                 return f"({lw[0]} & {rw[0]})", min(ws) if ws else None
+            if node["op"] in ("|", "^"):
+                # both sides known unsigned widths: the result fits the wider one
+                lw = self.rv(node.get("left"), ctx)
+                rw = self.rv(node.get("right"), ctx)
+                both = lw[1] is not None and rw[1] is not None
+                return (f"({lw[0]} {node['op']} {rw[0]})",
+                        max(lw[1], rw[1]) if both else None)  # type: ignore[type-var]
             return self.op(node, ctx), None
         if t == "field":
             slot = self.lay.field_slot(v)

@@ -171,6 +171,7 @@ class ParserGen:
         # graph count their visits, so a loop-free parser pays nothing per packet.
         limit = f"{PARSER_STEPS_PER_BYTE * max(1, len(looping))} * n + {PARSER_STEPS_BASE}"
         timeout = self.ctx.p.errors["ParserTimeout"]
+        self._count_steps = ["S.steps += 1", f"if S.steps > {limit}: raise _PE({timeout}, pos)"]
         bodies: dict[str, list[str]] = {}
         trans: dict[str, list[str]] = {}
         for st in states:
@@ -180,7 +181,7 @@ class ParserGen:
             if traced:
                 body.append(f"T({'Parser state ' + repr(sname)!r})")
             if sname in looping:
-                body += ["S.steps += 1", f"if S.steps > {limit}: raise _PE({timeout}, pos)"]
+                body += self._count_steps
             for op in st.get("parser_ops") or []:
                 o = op.get("op") if isinstance(op, dict) else None
                 args = op.get("parameters") or []
@@ -262,9 +263,20 @@ class ParserGen:
             tail = trans[sname]
             nxt = _single_target(tail)
             if not traced and nxt in by_fn and by_fn[nxt] != sname:
-                tail = bodies[by_fn[nxt]] + trans[by_fn[nxt]]
-            self.ctx.src += ([f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(body + tail)
-                             + [""])
+                nbody = bodies[by_fn[nxt]]
+                if body[:2] == nbody[:2] == self._count_steps:
+                    # both states count loop steps: count the pair at once
+                    body = ["S.steps += 2"] + body[1:]
+                    nbody = nbody[2:]
+                tail = nbody + trans[by_fn[nxt]]
+            code = body + tail
+            again = f"return {fnames[sname]}, pos"
+            if not traced and any(ln.endswith(again) for ln in tail):
+                # The state goes back to itself (a byte loop after the inlining above): loop
+                # here instead of returning to the parse loop once per iteration.
+                code = ["while True:"] + _ind([ln[:-len(again)] + "continue"
+                                               if ln.endswith(again) else ln for ln in code])
+            self.ctx.src += [f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(code) + [""]
         return fnames[init]
 
     def transitions(self, st: dict, fnames: dict[str, str], nomatch: int, where: str,
