@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
@@ -21,8 +22,8 @@ CLIENT, SERVER = "10.0.0.1", "10.0.0.2"
 CMAC, SMAC = 0x1, 0x2
 
 
-def _switch(walk: bool) -> Switch:
-    sw = Switch(cpu_port=d.CPU_PORT)
+def _switch(walk: bool, traced: bool = False) -> Switch:
+    sw = Switch(cpu_port=d.CPU_PORT, trace=(lambda line: None) if traced else None)
     sw.load_json(json.loads(build().json_path.read_text()))
     if walk:
         assert sw._p is not None
@@ -63,15 +64,23 @@ def _traffic(seed: int) -> list[tuple[str, bytes]]:
             reply = b"VALUE z 0 0\r\n\r\nEND\r\n"
             body = d.update_datagram(rng.randrange(3), rng.randrange(4), reply)
             out.append(("pout", _frame(body, d.CACHE_CTRL_PORT, SERVER)))
-        else:
+        elif r < 0.9:
             raw = bytearray(_frame(d.get_request(i, key)))
             raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
             out.append(("pkt", bytes(raw)))
+        else:  # cut short anywhere: parser errors on every path of the byte loops
+            raw = _frame(d.get_request(i, key) if r < 0.95 else d.memcache_frame(
+                i, b"delete  " + key + b" noreply\r\n"))
+            out.append(("pkt", raw[:rng.randrange(40, len(raw) + 1)]))
     return out
 
 
-def test_compiled_and_walked_controls_agree_on_the_cache_program() -> None:
-    fast, walk = _switch(walk=False), _switch(walk=True)
+@pytest.mark.parametrize("other", ["walked", "traced"])
+def test_fast_path_agrees_with_the_slow_paths_on_the_cache_program(other: str) -> None:
+    """Against the node walk (same parser), and against the traced path (the parser without
+    its fast-path transformations: inlined successors, loops, in-place extracts)."""
+    fast = _switch(walk=False)
+    walk = _switch(walk=True) if other == "walked" else _switch(walk=False, traced=True)
     for sw in (fast, walk):
         sw.digests = []  # type: ignore[attr-defined]
         sw.set_digest_handler(sw.digests.append)  # type: ignore[attr-defined]
