@@ -92,15 +92,19 @@ class TrafficManager:
         lay = p.prog.layout
         parts = []
         meta: dict[str, int] | None = None
+        hlen = 0
         for hn in p.comp.deparse_order:
             h = lay.headers[hn]
             if not f[h.valid_slot]:
                 continue
             if meta is None and h.type_name == self._ctrl_in:
                 meta = {fn: f[h.base + i] for i, (fn, _, _) in enumerate(h.fields)}
+                hlen = h.nbits // 8
                 continue
             parts.append(p.comp.packers[hn](f))
         if meta is None:
             return PacketIn(data, {})
         body = b"".join(parts) + payload
-        return PacketIn(body[:len(data)], meta)
+        # ``data`` is the deparsed frame, packet_in header included, after any truncate(): as on
+        # BMv2, the controller gets what is left of it once that header is taken off.
+        return PacketIn(body[:max(0, len(data) - hlen)], meta)

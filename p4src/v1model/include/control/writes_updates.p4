@@ -30,9 +30,12 @@ control ControlTrust(inout headers_t hdr,
     }
 
     apply {
-        if (hdr.ctrl.isValid() && (hdr.ctrl.op & ACK_FLAG) != 0) {
+        if (hdr.ctrl.isValid() && ((hdr.ctrl.op & ACK_FLAG) != 0
+                                   || hdr.ipv4.ihl != 5 || hdr.ipv4.flags[0:0] != 0)) {
             /* Acknowledgements are for agents and the controller; one arriving here is dropped,
-             * so two switches can never bounce them between each other. */
+             * so two switches can never bounce them between each other. Control datagrams are
+             * plain IPv4 (no options, not a fragment), so the acknowledgement made from one in
+             * place is well formed. */
             meta.untrusted = 1;
             mark_to_drop(std_meta);
         } else if (hdr.ctrl.isValid()) {
