@@ -33,18 +33,21 @@ Rules the model applies (``predict``):
   frame. Lengths, checksums and what follows the key are not looked at (conservative). If
   (destination server, key) is cached: slot valid = 0, written = 1.
 * Control (UDP to 11311, at least the 10-byte header): an acknowledgement (op & 0x80) is dropped,
-  and so is anything from a source that is neither a trusted agent nor the CPU. Otherwise it is
+  and so is a datagram with IPv4 options or MF set (an acknowledgement made from it in place
+  would be malformed) and anything from a source that is neither a trusted agent nor the CPU.
+  Otherwise it is
   acknowledged (header only, op | 0x80, a status) out of the ingress port, or to the CPU as a
   packet-in when it came as a packet-out; OP_UPDATE / OP_INVALIDATE_KEY (key looked up for the
   source, the server the agent speaks for) / OP_READ act on the slot as docs/update-protocol.md
   and define.p4 describe (versions must grow, a written slot refuses a refill until
-  invalidated, lengths must match). The acknowledgement is a well-formed datagram: IHL 5, not a
-  fragment.
+  invalidated, lengths must match).
 * A packet-out that is not a control datagram leaves by the port it names, unchanged.
 
 ``deviations`` names rules the data plane under test is known to break (see KNOWN_DEVIATIONS);
-the model then predicts what the data plane does instead, so the rest can still be checked.
-``Oracle(deviations=frozenset())`` is the strict model.
+the model then predicts what the data plane does instead, so the rest can still be checked (the
+rig accepts either prediction, so a fix landing does not break the suite; the strict xfail tests
+of test_known_deviations.py say when one has). ``Oracle(deviations=frozenset())`` is the strict
+model.
 """
 
 from __future__ import annotations
@@ -77,14 +80,7 @@ ACK_FLAG = 0x80
 # Rules the data plane under test breaks (reported; each has a strict xfail test in
 # test_known_deviations.py that turns into a failure once the data plane is fixed).
 DEV_UDP_CHECKSUM = "get-udp-checksum-unchecked"  # a GET with a wrong UDP checksum is answered
-DEV_ACK_IP_OPTIONS = "ack-keeps-ip-options"  # ack of a datagram with options: options kept, cut
-DEV_ACK_FRAGMENT = "ack-keeps-more-fragments"  # ack of a first fragment: MF still set
-# Not the P4 program but the engine (softnic): a packet-in is cut to the length truncate() gave
-# for the packet *with* its packet_in header, after the header was stripped, so it keeps up to 2
-# bytes that BMv2 cuts. The rig tolerates exactly that (cache_rig.Rig._check).
-DEV_SOFTNIC_PACKET_IN_TRUNCATE = "softnic-packet-in-truncate-counts-header"
-KNOWN_DEVIATIONS = frozenset({DEV_UDP_CHECKSUM, DEV_ACK_IP_OPTIONS, DEV_ACK_FRAGMENT,
-                              DEV_SOFTNIC_PACKET_IN_TRUNCATE})
+KNOWN_DEVIATIONS = frozenset({DEV_UDP_CHECKSUM})
 
 # Register arrays of the slot state and of the stored reply (cells per slot, cell width).
 # A reply of n bytes is stored as one chunk per set bit of (n - 1), 256 bytes down to 1, then a
@@ -252,8 +248,9 @@ class Oracle:
         if u is None:
             return plain
         if u.dport == CTRL_PORT and len(u.body) >= 10:
-            if u.body[0] & ACK_FLAG:
-                return Verdict("dropped", "stray acknowledgement")
+            refused = self.refused_control(u)
+            if refused:
+                return Verdict("dropped", refused)
             if u.ip.src not in self.agents:
                 return Verdict("dropped", "control datagram from an untrusted source")
             return self.control(frame, u, port, to_cpu=False)
@@ -268,8 +265,10 @@ class Oracle:
         word = self.command_word(line)
         if line[:1] == bytes([BINARY_MAGIC]):
             return Verdict("dropped", "unsafe: binary protocol")
-        if word in UNSAFE_WORDS or word.startswith(UNSAFE_PREFIX):
-            return Verdict("dropped", f"unsafe: {word[:9].decode()}")
+        if word in UNSAFE_WORDS:
+            return Verdict("dropped", f"unsafe: {word.decode()}")
+        if word.startswith(UNSAFE_PREFIX):
+            return Verdict("dropped", "unsafe: flush_all (or a word starting flush_al)")
         if word not in WRITE_COMMANDS or line[len(word):len(word) + 1] != b" ":
             return plain
         i = len(word)
@@ -293,10 +292,19 @@ class Oracle:
         """A frame the controller sends (packet-out naming ``egress``)."""
         u = self.udp_of(frame)
         if u is not None and u.dport == CTRL_PORT and len(u.body) >= 10:
-            if u.body[0] & ACK_FLAG:
-                return Verdict("dropped", "stray acknowledgement")
+            refused = self.refused_control(u)
+            if refused:
+                return Verdict("dropped", refused)
             return self.control(frame, u, CPU_PORT, to_cpu=True)
         return Verdict("sent", "packet-out", outputs=[(egress, frame)])
+
+    def refused_control(self, u: Udp) -> str | None:
+        """Why a control datagram is dropped whoever sent it, if it is."""
+        if u.body[0] & ACK_FLAG:
+            return "stray acknowledgement"
+        if u.ip.ihl != 5 or u.ip.mf:
+            return "control datagram with IPv4 options or in a fragment"
+        return None
 
     def get_verdict(self, frame: bytes, u: Udp, port: int) -> Verdict | None:
         """The verdict on a clean GET (answered or a forwarded miss); None if not a clean GET."""
@@ -334,27 +342,16 @@ class Oracle:
         return Verdict("forwarded", why, outputs=[(out_port, frame)])
 
     def turn_around(self, frame: bytes, u: Udp, payload: bytes) -> bytes:
-        """The frame sent back to the requester, carrying ``payload`` as its UDP payload: a
-        plain IPv4 header (IHL 5, not a fragment)."""
+        """The frame sent back to the requester (plain IPv4: the rules only turn around
+        datagrams with IHL 5, not fragments), carrying ``payload`` as its UDP payload."""
         ip = u.ip
-        total = 20 + 8 + len(payload)
         h = bytearray(ip.raw)
-        options = frame[34:ip.end]
-        keep_options = options and DEV_ACK_IP_OPTIONS in self.deviations
-        if not keep_options:
-            h[0] = 0x45
-        if DEV_ACK_FRAGMENT not in self.deviations:
-            h[6] &= ~0x20 & 0xFF
-        struct.pack_into("!H", h, 2, total)
+        struct.pack_into("!H", h, 2, 20 + 8 + len(payload))
         h[8] = REPLY_TTL
         h[12:16], h[16:20] = ip.raw[16:20], ip.raw[12:16]
-        struct.pack_into("!H", h, 10, 0)
         struct.pack_into("!H", h, 10, ipv4_header_checksum(bytes(h)))
         uh = struct.pack("!HHHH", u.dport, u.sport, 8 + len(payload), 0)
-        out = frame[6:12] + frame[0:6] + frame[12:14] + bytes(h)
-        if keep_options:  # the options stay, and the IPv4 total length cuts the frame short
-            return (out + options + uh + payload)[:14 + total]
-        return out + uh + payload
+        return frame[6:12] + frame[0:6] + frame[12:14] + bytes(h) + uh + payload
 
     def control(self, frame: bytes, u: Udp, port: int, *, to_cpu: bool) -> Verdict:
         op, _, slot, version, length = struct.unpack_from("!BBHIH", u.body)

@@ -47,8 +47,11 @@ class Corpus:
     # -- pieces
     def key(self) -> bytes:
         r = self.rng.random()
-        if r < 0.75:
+        if r < 0.7:
             return self.rng.choice(self.keys)
+        if r < 0.8:  # a cached key and more: another key (past 64 bytes: too long to cache)
+            return self.rng.choice(self.keys) + bytes(
+                self.rng.randrange(0x21, 0x7F) for _ in range(self.rng.choice((1, 1, 2, 8))))
         if r < 0.9:
             return self.rng.choice(rg.UNCACHED)
         n = self.rng.choice((1, 2, 8, 63, 64, 65, 70))

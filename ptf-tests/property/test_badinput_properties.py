@@ -365,6 +365,9 @@ def _write_cases():
         st.builds(lambda n: ("IPv4 options", yes, {"ip": {"options": b"\x01" * (4 * n)}}),
                   st.integers(1, 10)),
         get_case("to another server", no, dst=SERVER2_IP),
+        st.builds(lambda t: ("65-byte key starting with a cached 64-byte key", no,
+                             {"key": b"K" * 64 + t}), st.binary(min_size=1, max_size=3).filter(
+            lambda t: all(b > 0x20 and b != 0x7F for b in t))),
     ]
 
 
@@ -378,7 +381,8 @@ def test_write_with_one_field_off(rig, key, cmd, case, other):
     slot = CACHED[key]
     ensure_valid(rig, key)
     ensure_valid(rig, other)
-    v = rig.send(CLIENT_PORT, Write(cmd, key, **changes).frame())
+    changes = dict(changes)
+    v = rig.send(CLIENT_PORT, Write(cmd, changes.pop("key", key), **changes).frame())
     assert v.kind in ("forwarded", "dropped")
     if expect is not None:
         assert (v.slot == slot) == expect, f"{name}: model says {v.reason}"

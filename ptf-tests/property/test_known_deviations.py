@@ -4,7 +4,8 @@ The rest of the suite runs the model with these deviations accepted (cache_oracl
 KNOWN_DEVIATIONS), so it can check everything else. Here the strict model is used and every test
 is a strict xfail: once the data plane is fixed the test passes, xfail(strict) turns that into a
 failure, and the deviation is to be removed from KNOWN_DEVIATIONS and the xfail marker from here.
-The first tests are deviations found earlier and fixed (p4src cfe033f), kept as regressions.
+The first tests are deviations found earlier and since fixed (p4src cfe033f, fb1562d), kept as
+regressions.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def big_set(**ip_fields) -> bytes:
                           src=CLIENTS[0], dst=SERVER_IP, **ip_fields))
 
 
-# -- fixed, kept as regressions
+# -- fixed, kept as regressions (the strict model must hold)
 
 
 def test_get_whose_ip_version_is_not_4_is_not_answered(strict):
@@ -59,6 +60,32 @@ def test_write_with_ip_options_invalidates(strict):
     assert not answered(strict, b"hello")
 
 
+def ctrl_read(**ip_fields) -> bytes:
+    return w.udp_frame(w.ctrl_hdr(co.OP_READ, CACHED[b"hello"]), src=SERVER_IP, dst=CLIENTS[0],
+                       sport=7000, dport=co.CTRL_PORT, eth_dst=w.CLIENT_MAC, eth_src=w.SERVER_MAC,
+                       **ip_fields)
+
+
+def test_control_datagram_with_ip_options_is_dropped(strict):
+    # Used to be applied and acked with IHL 6 and the total length of a plain header (the ack's
+    # last 4 bytes cut off). Fixed in fb1562d: dropped.
+    assert strict.send(SERVER_PORT, ctrl_read(options=b"\x94\x04\x00\x00")).kind == "dropped"
+
+
+def test_control_datagram_in_a_first_fragment_is_dropped(strict):
+    # Used to be acked with MF kept (the agent would wait for fragments). Fixed in fb1562d.
+    assert strict.send(SERVER_PORT, ctrl_read(flags=1)).kind == "dropped"
+
+
+def test_acknowledgement_to_the_cpu_is_cut_after_the_header(strict):
+    # OP_READ as a packet-out with two bytes after the header: BMv2 truncates the deparsed packet
+    # (packet_in header included) to 2 + 14 + 38 bytes, the controller gets 52. softnic used to
+    # cut the packet-in after stripping the header, leaving 54 (fixed in fb1562d).
+    payload = w.ctrl_hdr(co.OP_READ, CACHED[b"hello"]) + b"\xaa\xbb"
+    v = strict.send_out(strict.ctrl_frame(payload), CLIENT_PORT)
+    assert [len(p) for p in v.packet_ins] == [52]
+
+
 # -- open
 
 
@@ -66,38 +93,7 @@ def test_write_with_ip_options_invalidates(strict):
                    reason=f"p4src ({co.DEV_UDP_CHECKSUM}): the UDP checksum of a GET is not "
                           "verified (not in the stated rules: to decide)")
 def test_get_with_a_wrong_udp_checksum_is_not_answered(strict):
+    # A host drops it (Linux verifies a non-zero UDP checksum), so memcached never sees it.
     strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
     seg = w.udp(dp.get_request(7, b"hello"), sport=40000, dport=co.MEMCACHED_PORT, checksum=0x1234)
     strict.send(CLIENT_PORT, w.ether(w.ipv4(seg, src=CLIENTS[0], dst=SERVER_IP)))
-
-
-def ctrl_read(**ip_fields) -> bytes:
-    return w.udp_frame(w.ctrl_hdr(co.OP_READ, CACHED[b"hello"]), src=SERVER_IP, dst=CLIENTS[0],
-                       sport=7000, dport=co.CTRL_PORT, eth_dst=w.CLIENT_MAC, eth_src=w.SERVER_MAC,
-                       **ip_fields)
-
-
-@pytest.mark.xfail(strict=True, raises=Mismatch,
-                   reason=f"p4src ({co.DEV_ACK_IP_OPTIONS}): the ack keeps the request's options "
-                          "and IHL but gets the length of a header without them, so it is cut")
-def test_ack_of_a_control_datagram_with_ip_options_is_well_formed(strict):
-    # OP_READ from the agent with a router-alert option: the ack leaves with IHL 6, total length
-    # 38 and the checksum of the first 20 bytes; its last 4 bytes are cut off.
-    strict.send(SERVER_PORT, ctrl_read(options=b"\x94\x04\x00\x00"))
-
-
-@pytest.mark.xfail(strict=True, raises=Mismatch,
-                   reason=f"p4src ({co.DEV_ACK_FRAGMENT}): the ack of a first fragment keeps MF, "
-                          "so the agent waits for fragments that never come")
-def test_ack_of_a_control_datagram_in_a_first_fragment_is_not_a_fragment(strict):
-    strict.send(SERVER_PORT, ctrl_read(flags=1))
-
-
-@pytest.mark.xfail(strict=True, raises=Mismatch,
-                   reason=f"softnic ({co.DEV_SOFTNIC_PACKET_IN_TRUNCATE}): a packet-in is cut to "
-                          "the truncate() length after its packet_in header was stripped")
-def test_acknowledgement_to_the_cpu_is_cut_after_the_header(strict):
-    # OP_READ as a packet-out with two bytes after the header: BMv2 truncates the deparsed packet
-    # (packet_in header included) to 14 + 38 + 2 bytes, the controller gets 52; softnic gives 54.
-    payload = w.ctrl_hdr(co.OP_READ, CACHED[b"hello"]) + b"\xaa\xbb"
-    strict.send_out(strict.ctrl_frame(payload), CLIENT_PORT)
