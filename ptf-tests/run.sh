@@ -13,7 +13,8 @@
 #
 # Environment: PY (Python of the venv, default .venv/bin/python), P4CACHE_JSON and
 # P4CACHE_P4INFO (test a prebuilt program instead of building p4src), PTF_LOG_DIR (default
-# build/ptf), KEEP_LOGS=1 (print the switch log even when the tests pass).
+# build/ptf), KEEP_LOGS=1 (print the switch log even when the tests pass), PTF_TEST_DIR (run the
+# tests of another directory with the same set-up; default ptf-tests/tests).
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,10 +33,12 @@ case "$TARGET" in
   softnic) SWITCH_BIN="$VENV_BIN/softnic"; COMPILER=softnic ;;
   bmv2)
     COMPILER=p4c-bm2-ss
+    missing=""
     for tool in p4c-bm2-ss simple_switch_grpc; do
-      command -v "$tool" >/dev/null 2>&1 || skip "$tool is not on PATH, so the suite does not" \
-        "run against BMv2 (install p4c and BMv2 built with gRPC; the softnic run is: make ptf)"
+      command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
     done
+    [ -z "$missing" ] || skip "not on PATH:$missing; the suite did not run against BMv2" \
+      "(it needs p4c and BMv2 built with gRPC; the softnic run is: make ptf)"
     SWITCH_BIN=$(command -v simple_switch_grpc) ;;
   *) die "unknown TARGET '$TARGET' (softnic or bmv2)" ;;
 esac
@@ -130,7 +133,7 @@ EOF
 
 # 4. The tests.
 echo "ptf: $TARGET on ports ${SW_IFACES[*]}, P4Runtime $GRPC_ADDR, program $JSON"
-"$VENV_BIN/ptf" --test-dir "$ROOT/ptf-tests/tests" --pypath "$ROOT/ptf-tests/lib" \
+"$VENV_BIN/ptf" --test-dir "${PTF_TEST_DIR:-$ROOT/ptf-tests/tests}" --pypath "$ROOT/ptf-tests/lib" \
   "${PTF_IFACES[@]}" --log-file "$LOG_DIR/ptf.log" --test-case-timeout 120 \
   --test-params "grpcaddr='$GRPC_ADDR';p4info='$P4INFO';config='$JSON';device_id=0;target='$TARGET'" \
   "$@"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from p4cache import dataplane as dp
 from p4cache_ptf.base import OUTSIDER_IP, P4CacheTest, ip_int
+
+from p4cache import dataplane as dp
 
 
 class AllowList(P4CacheTest):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ptf.testutils as tu
-from p4cache import dataplane as dp
 from p4cache_ptf.base import CLIENT_PORT, OUTSIDER_IP, SERVER_MAC, P4CacheTest
+
+from p4cache import dataplane as dp
 
 
 class CountersCount(P4CacheTest):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ptf.testutils as tu
-from p4cache import dataplane as dp
 from p4cache_ptf.base import (
     CLIENT_IP,
     CLIENT_MAC,
@@ -21,6 +20,8 @@ from p4cache_ptf.base import (
 from scapy.layers.inet import ICMP, IP, TCP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
+
+from p4cache import dataplane as dp
 
 
 class L2Bridge(P4CacheTest):

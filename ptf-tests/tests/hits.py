@@ -8,7 +8,6 @@ byte for byte, in the frame the client's request turned around.
 
 from __future__ import annotations
 
-from p4cache import dataplane as dp
 from p4cache_ptf.base import (
     CLIENT_IP,
     CLIENT_MAC,
@@ -28,6 +27,8 @@ from p4cache_ptf.base import (
 from p4cache_ptf.memcached import Memcached
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet
+
+from p4cache import dataplane as dp
 
 FLAGS_MAX = 2**32 - 1
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 
 import ptf.testutils as tu
-from p4cache import dataplane as dp
 from p4cache_ptf.base import CLIENT_PORT, OUTSIDER_IP, SERVER_IP, SERVER_PORT, P4CacheTest, ip_int
+
+from p4cache import dataplane as dp
 
 EPOCH_S = (1 << dp.EPOCH_SHIFT) / 1e6
 # How long before we notice it an epoch may have begun: two bursts and the digest's delivery.

@@ -8,11 +8,12 @@ come out of the server's port unchanged, with no reply to the client, no hit and
 
 from __future__ import annotations
 
-from p4cache import dataplane as dp
 from p4cache_ptf.base import P4CacheTest
 from scapy.layers.inet import IP, UDP, IPOption_NOP, IPOption_Router_Alert
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet
+
+from p4cache import dataplane as dp
 
 KEY = b"k"
 KEY64 = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"

@@ -9,8 +9,9 @@ from __future__ import annotations
 import struct
 
 import ptf.testutils as tu
-from p4cache import dataplane as dp
 from p4cache_ptf.base import CLIENT_PORT, P4CacheTest
+
+from p4cache import dataplane as dp
 
 KEY = b"k"
 

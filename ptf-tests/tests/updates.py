@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ptf.testutils as tu
-from p4cache import dataplane as dp
 from p4cache_ptf.base import (
     CLIENT_IP,
     CLIENT_PORT,
@@ -14,6 +13,8 @@ from p4cache_ptf.base import (
     SERVER_PORT,
     P4CacheTest,
 )
+
+from p4cache import dataplane as dp
 
 
 def reply_of(key: bytes, value: bytes) -> bytes:

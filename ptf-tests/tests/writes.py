@@ -6,9 +6,10 @@ server byte for byte, and the key is a miss after (forwarded, never answered sta
 
 from __future__ import annotations
 
-from p4cache import dataplane as dp
 from p4cache_ptf.base import OUTSIDER_IP, P4CacheTest
 from scapy.layers.inet import IPOption_NOP, IPOption_Router_Alert
+
+from p4cache import dataplane as dp
 
 # command -> the request line(s) for key K (memcached's ASCII protocol)
 WRITES = {

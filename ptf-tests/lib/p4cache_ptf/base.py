@@ -25,11 +25,12 @@ from pathlib import Path
 
 import ptf
 import ptf.testutils as tu
-from p4cache import dataplane as dp
 from ptf.base_tests import BaseTest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
+
+from p4cache import dataplane as dp
 
 from .p4runtime import P4Info, P4RuntimeClient
 

@@ -13,8 +13,9 @@ import socket
 import subprocess
 import time
 
-from p4cache import dataplane as dp
 from pymemcache.client.base import Client
+
+from p4cache import dataplane as dp
 
 
 def _free_port() -> int:
