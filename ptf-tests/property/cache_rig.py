@@ -175,11 +175,15 @@ class Rig:
         state = self.register_problem()
         if problem or state:
             if state:  # start the next frame from the engine's state, so one fault is one failure
-                for name in co.REGISTERS:
-                    self.model.regs[name][:] = self.cells(name)
+                self.resync()
             text = "\n".join(p for p in (problem, state) if p)
             raise Mismatch(self.describe(text, v, frame, port, out, pins, slot_before))
         return v
+
+    def resync(self) -> None:
+        """Take the engine's slot registers as the model's (after a frame sent around it)."""
+        for name in co.REGISTERS:
+            self.model.regs[name][:] = self.cells(name)
 
     @staticmethod
     def output_problem(v: Verdict, frame: bytes, port, out, pins) -> str:

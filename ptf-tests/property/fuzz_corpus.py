@@ -154,13 +154,16 @@ class Corpus:
             return Datagram(self.frame(self.mc_hdr() + rng.choice(OTHER_LINES),
                                        co.MEMCACHED_PORT, src, smac), port, origin="other cmd")
         if r < 0.82:
-            n = rng.choice((0, 1, 7, 8, 9, 10, 11, 20, rng.randrange(0, 200)))
+            n = rng.choice((0, 1, 7, 8, 9, 10, 11, 20, rng.randrange(0, 200),
+                            rng.choice((0, 1472, 8972)) if rng.random() < 0.05 else 0))
             dport = rng.choice((co.MEMCACHED_PORT, co.CTRL_PORT, 53, rng.randrange(65536)))
             f = self.frame(rng.randbytes(n), dport, src, smac)
             if rng.random() < 0.2:
                 return Datagram(f, None, rng.choice(rg.DATA_PORTS), origin="random udp packet-out")
             return Datagram(f, port, origin="random udp")
         n = rng.choice((0, 1, 13, 14, 20, 33, 34, 41, 42, 60, rng.randrange(0, 300)))
+        if rng.random() < 0.01:  # full-size and jumbo frames
+            n = rng.choice((1514, 9018))
         data = rng.randbytes(n)
         if n >= 14 and rng.random() < 0.5:
             data = rng.choice(list(rg.L2)) + data[6:12] + b"\x08\x00" + data[14:]
