@@ -15,6 +15,7 @@ from scapy.layers.l2 import Ether
 
 from p4cache import dataplane as d
 from p4cache.program import build
+from softnic.runtime import datapath
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
 from softnic.runtime.switch import Switch
 
@@ -50,6 +51,7 @@ def _traffic(seed: int) -> list[tuple[str, bytes]]:
     rng = random.Random(seed)
     keys = [b"k", b"key-16-bytes-xyz", b"x" * d.KMAX, b"miss"]
     out: list[tuple[str, bytes]] = []
+    version = 1
     for slot, key in enumerate(keys[:3]):
         reply = d.render_value_reply(key, slot, bytes(rng.randrange(256) for _ in range(40)))
         out.append(("pout", _frame(d.update_datagram(slot, 1, reply), d.CACHE_CTRL_PORT, SERVER)))
@@ -60,10 +62,14 @@ def _traffic(seed: int) -> list[tuple[str, bytes]]:
             out.append(("pkt", _frame(d.get_request(i, key))))
         elif r < 0.7:
             out.append(("pkt", _frame(d.memcache_frame(i, b"set " + key + b" 0 0 1\r\nx\r\n"))))
-        elif r < 0.8:
-            reply = b"VALUE z 0 0\r\n\r\nEND\r\n"
-            body = d.update_datagram(rng.randrange(3), rng.randrange(4), reply)
-            out.append(("pout", _frame(body, d.CACHE_CTRL_PORT, SERVER)))
+        elif r < 0.8:  # a refill: invalidate with a newer version, then fill (or a stale one)
+            slot = rng.randrange(3)
+            version += 2
+            reply = d.render_value_reply(keys[slot], 0, bytes(rng.randrange(256) for _ in range(9)))
+            out.append(("pout", _frame(d.update_datagram(slot, version, b""), d.CACHE_CTRL_PORT,
+                                       SERVER)))
+            out.append(("pout", _frame(d.update_datagram(slot, version + rng.choice([1, -1]),
+                                                         reply), d.CACHE_CTRL_PORT, SERVER)))
         elif r < 0.9:
             raw = bytearray(_frame(d.get_request(i, key)))
             raw[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
@@ -76,11 +82,15 @@ def _traffic(seed: int) -> list[tuple[str, bytes]]:
 
 
 @pytest.mark.parametrize("other", ["walked", "traced"])
-def test_fast_path_agrees_with_the_slow_paths_on_the_cache_program(other: str) -> None:
+def test_fast_path_agrees_with_the_slow_paths_on_the_cache_program(
+        other: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Against the node walk (same parser), and against the traced path (the parser without
     its fast-path transformations: inlined successors, loops, in-place extracts)."""
+    # One frozen clock for both switches: the hot-key epochs come from it.
+    monkeypatch.setattr(datapath, "monotonic", lambda: 1.0)
     fast = _switch(walk=False)
     walk = _switch(walk=True) if other == "walked" else _switch(walk=False, traced=True)
+    fast._t0 = walk._t0 = 0.0
     for sw in (fast, walk):
         sw.digests = []  # type: ignore[attr-defined]
         sw.set_digest_handler(sw.digests.append)  # type: ignore[attr-defined]

@@ -35,7 +35,8 @@ typedef bit<32> version_t;
 #define KIND_GET 1
 #define KIND_WRITE 2
 #define KIND_CTRL 3     // a trusted control datagram
-#define KIND_UNSAFE 4   // may change items in ways the switch cannot follow: dropped (see docs)
+#define KIND_UNSAFE 4   // may change items in ways the switch cannot follow: flushes the cache
+#define KIND_READ 5     // a read-only command other than a single-key get (gets)
 
 /* What SlotStore does with meta.slot. */
 #define SLOT_OP_NONE 0
@@ -69,7 +70,8 @@ typedef bit<32> version_t;
 #define STAT_REPORT 5        // hot-key digests sent
 #define STAT_UNTRUSTED 6     // control datagrams from a source not in trusted_agents (dropped)
 #define STAT_NOT_ALLOWED 7   // candidate GETs from clients outside the allow-list (forwarded)
-#define STAT_UNSAFE 8        // UDP commands the switch cannot follow (flush_all, gat, ...): dropped
+#define STAT_FLUSH 8         // datagrams that could change items the switch cannot tell: all slots
+                             // invalidated (flush_all, gat, a second command, ...), then forwarded
 #define STATS_SIZE 9
 
 /* Fixed lengths used to rebuild IPv4 and UDP lengths. */

@@ -108,6 +108,7 @@ struct headers_t {
     byte_h[CMD_MAX]    cmd;
     byte_h[SPACES_MAX] spaces;
     byte_h[KMAX]  key;
+    byte_h[REST_MAX] rest;
     crlf_h        crlf;
     chunk256_h    c256;
     chunk128_h    c128;
@@ -138,6 +139,8 @@ struct local_metadata_t {
     bit<KEY_BITS>  key;          // key bytes, right-aligned (key_len tells leading zeros apart)
     bit<8>         key_len;
     bit<1>         key_overflow; // more than KMAX key bytes
+    bit<8>         rest_len;     // bytes of the line after the key, before "\r\n"
+    bit<1>         rest_overflow; // the line goes on past REST_MAX more bytes
     bit<16>        chunk_bits;   // OP_UPDATE: ctrl.len - 1, whose bits choose the chunks
     /* Filled by the ingress controls. */
     bit<8>         kind;         // KIND_*
@@ -145,6 +148,7 @@ struct local_metadata_t {
     bit<1>         allowed;      // client in the allow-list
     bit<1>         trusted;      // control datagram from the CPU port or a trusted agent
     bit<1>         cached;       // cache_lookup hit
+    bit<1>         flush;        // invalidate every slot (the datagram may change any item)
     slot_t         slot;
     bit<1>         from_cpu;     // arrived as a packet-out
     bit<1>         untrusted;    // control datagram from an unknown source (dropped)

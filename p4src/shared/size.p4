@@ -25,6 +25,10 @@
  * spaces there). A write with more leading blanks is forwarded without invalidating anything:
  * see docs/dataplane.md, "Limits". */
 #define SPACES_MAX 4
+/* Bytes of a command line after the key that the parser reads up to its "\r\n": further keys of
+ * a multi-key get, a write's other tokens, or the rest of a key longer than KMAX. A datagram is
+ * only known to hold nothing but that one line if the whole line was read. */
+#define REST_MAX 255
 /* IPv4 options are parsed as 32-bit words (a header holds at most 10), so a write carrying
  * them is still seen. */
 #define IPV4_OPTION_WORDS 10

@@ -57,7 +57,7 @@ control CacheIngress(inout headers_t hdr,
         stats.apply(hdr, meta);
         if (meta.hit == 1 || meta.kind == KIND_CTRL) {
             respond.apply(hdr, meta, std_meta);
-        } else if (meta.kind == KIND_UNSAFE || meta.untrusted == 1) {
+        } else if (meta.untrusted == 1) {
             mark_to_drop(std_meta);
         } else {
             /* Forwarding decides last, on the headers as they arrived. */

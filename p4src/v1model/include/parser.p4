@@ -153,16 +153,38 @@ parser CacheParser(packet_in packet,
         transition parse_key;
     }
 
+    /* A key longer than KMAX cannot be cached; the rest of it is read as the rest of the line. */
     state parse_key_overflow {
         meta.key_overflow = 1;
-        transition accept;
+        transition parse_rest;
     }
 
     state parse_key_end {
         transition select(packet.lookahead<bit<16>>()) {
             0x0d0a: parse_crlf;
-            default: accept;
+            default: parse_rest;
         }
+    }
+
+    /* The rest of the line up to "\r\n" (more keys, a write's tokens), so that the switch knows
+     * whether the datagram holds exactly one command line or more. */
+    state parse_rest {
+        transition select(meta.rest_len, packet.lookahead<bit<16>>()) {
+            (_, 0x0d0a): parse_crlf;
+            (REST_MAX, _): parse_rest_overflow;
+            default: parse_rest_byte;
+        }
+    }
+
+    state parse_rest_byte {
+        packet.extract(hdr.rest.next);
+        meta.rest_len = meta.rest_len + 1;
+        transition parse_rest;
+    }
+
+    state parse_rest_overflow {
+        meta.rest_overflow = 1;
+        transition accept;
     }
 
     state parse_crlf {
@@ -300,6 +322,7 @@ control CacheDeparser(packet_out packet, in headers_t hdr) {
         packet.emit(hdr.cmd);
         packet.emit(hdr.spaces);
         packet.emit(hdr.key);
+        packet.emit(hdr.rest);
         packet.emit(hdr.crlf);
         packet.emit(hdr.c256);
         packet.emit(hdr.c128);

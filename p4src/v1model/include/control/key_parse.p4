@@ -1,10 +1,12 @@
 /*
  * p4cache — what the parsed command line is.
  *
- * The parser has split a memcached datagram into command word, blanks and key; this control
- * names the command (one exact match, as a hardware table would) and keeps a GET a cache
- * candidate only when it is exactly one single-key, single-datagram `get <key>\r\n` with nothing
- * after it. Every other shape is left to memcached.
+ * The parser has split a memcached datagram into command word, blanks, key and the rest of the
+ * line; this control names the command (one exact match, as a hardware table would) and keeps a
+ * GET a cache candidate only when it is exactly one single-key, single-datagram `get <key>\r\n`
+ * with nothing after it. Every other shape is left to memcached. A datagram that may change
+ * items the switch cannot name (memcached runs every command line in a datagram) sets
+ * meta.flush: every slot is invalidated before the datagram goes on.
  */
 
 control KeyParse(inout headers_t hdr,
@@ -28,6 +30,7 @@ control KeyParse(inout headers_t hdr,
         const default_action = NoAction();
         const entries = {
             (3, 0x676574): set_kind(KIND_GET);              // get
+            (4, 0x67657473): set_kind(KIND_READ);           // gets
             (3, 0x736574): set_kind(KIND_WRITE);            // set
             (3, 0x616464): set_kind(KIND_WRITE);            // add
             (3, 0x636173): set_kind(KIND_WRITE);            // cas
@@ -43,8 +46,9 @@ control KeyParse(inout headers_t hdr,
             (2, 0x6d61): set_kind(KIND_WRITE);              // ma (meta arithmetic)
             /* mg is a read, but its flags can touch or vivify the item: treated as a write. */
             (2, 0x6d67): set_kind(KIND_WRITE);              // mg (meta get)
-            /* These change items in ways the data plane cannot follow: gat/gats name their keys
-             * after the expiry time (and may name many), flush_all empties the whole cache. */
+            /* These change items in ways the data plane cannot follow (gat/gats name their keys
+             * after the expiry time, and may name many; flush_all empties everything): they
+             * flush the switch's cache. */
             (3, 0x676174): set_kind(KIND_UNSAFE);           // gat
             (4, 0x67617473): set_kind(KIND_UNSAFE);         // gats
             (8, 0x666c7573685f616c): set_kind(KIND_UNSAFE); // flush_al(l)
@@ -60,33 +64,48 @@ control KeyParse(inout headers_t hdr,
                 /* memcached's binary protocol: its writes cannot be read here. */
                 meta.kind = KIND_UNSAFE;
             }
+            /* Does the datagram hold exactly one command line, all of it read? Lengths must
+             * account for every byte: command word, blanks, key, the rest of the line and
+             * "\r\n", and nothing after (memcached runs every line of a datagram). */
+            bit<16> line = 2 + (bit<16>)meta.cmd_len + (bit<16>)meta.spaces
+                           + (bit<16>)meta.key_len + (bit<16>)meta.rest_len;
+            bool one_line = std_meta.parser_error == error.NoError
+                            && hdr.crlf.isValid()
+                            && hdr.ipv4.ihl == 5
+                            && hdr.ipv4.flags[0:0] == 0
+                            && hdr.memcache.seq == 0
+                            && hdr.memcache.total == 1
+                            && hdr.memcache.reserved == 0
+                            && hdr.udp.length == UDP_HDR_BYTES + MEMCACHE_HDR_BYTES + line
+                            && hdr.ipv4.total_len
+                               == IPV4_HDR_BYTES + UDP_HDR_BYTES + MEMCACHE_HDR_BYTES + line;
             if (meta.kind == KIND_GET) {
-                /* Lengths must account for every byte: "get" + one blank + key + "\r\n" and
-                 * nothing after, so a second key, a `gets` or trailing bytes never match. */
-                bit<16> payload = MEMCACHE_HDR_BYTES + 4 + 2 + (bit<16>)meta.key_len;
-                if (std_meta.parser_error != error.NoError
-                        || std_meta.checksum_error != 0
-                        || hdr.ipv4.ihl != 5
-                        || hdr.ipv4.flags[0:0] != 0
-                        || hdr.memcache.seq != 0
-                        || hdr.memcache.total != 1
-                        || hdr.memcache.reserved != 0
-                        || meta.spaces != 1
-                        || meta.key_len == 0
-                        || !hdr.crlf.isValid()
-                        || hdr.udp.length != UDP_HDR_BYTES + payload
-                        || hdr.ipv4.total_len != IPV4_HDR_BYTES + UDP_HDR_BYTES + payload) {
-                    meta.kind = KIND_OTHER;
+                /* A cache candidate is exactly `get <key>\r\n`: one blank, one key of
+                 * 1..KMAX bytes, nothing else on the line, with a correct IPv4 header. */
+                if (!one_line) {
+                    meta.flush = 1;   // a second command may follow
+                }
+                if (!one_line || std_meta.checksum_error != 0 || meta.spaces != 1
+                        || meta.key_len == 0 || meta.key_overflow == 1 || meta.rest_len != 0) {
+                    meta.kind = KIND_READ;
+                }
+            } else if (meta.kind == KIND_READ) {
+                if (!one_line) {
+                    meta.flush = 1;
                 }
             } else if (meta.kind == KIND_WRITE) {
-                /* A write invalidates whatever key the parser read, whatever follows it: a key
-                 * longer than KMAX cannot be cached anyway. A key hidden behind more blanks
-                 * than the parser reads could be cached: such a write is unsafe. */
-                if (meta.spaces_overflow == 1) {
-                    meta.kind = KIND_UNSAFE;
-                } else if (meta.key_len == 0 || meta.key_overflow == 1) {
+                /* The key is invalidated whatever follows it. A storage command's data block,
+                 * or anything else after the line, may hold more commands: flush. */
+                if (!one_line || meta.key_len == 0) {
+                    meta.flush = 1;
+                }
+                if (meta.key_len == 0 || meta.key_overflow == 1) {
                     meta.kind = KIND_OTHER;
                 }
+            } else {
+                /* flush_all, gat/gats, the binary protocol, a line starting with a blank, an
+                 * unknown command: it may change items the switch cannot name. */
+                meta.flush = 1;
             }
         }
     }

@@ -2,7 +2,10 @@
  * p4cache — the cache's memory: per-slot state and the stored replies.
  *
  * Per slot: valid (answers GETs), written (a write went by since the last invalidation),
- * version (of the last update or invalidation applied), length (of the stored reply). The reply
+ * version (of the last update or invalidation applied), length (of the stored reply), and the
+ * cache generation it was last invalidated in. A flush moves the one global generation on:
+ * every slot of an older generation stops answering at once, and a refill prepared before the
+ * flush can no longer be applied, without touching the slots one by one. The reply
  * itself lives in one register array per chunk size; a slot's chunk of 2^k >= 8 bytes is 2^k / 8
  * consecutive 64-bit cells. All of it is written only by the data plane: updates arrive as
  * control datagrams (BMv2's P4Runtime server cannot write registers, p4lang/PI#376, and a
@@ -21,6 +24,8 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
     register<bit<1>>(CACHE_SLOTS) slot_written;
     register<version_t>(CACHE_SLOTS) slot_version;
     register<bit<16>>(CACHE_SLOTS) slot_len;
+    register<bit<32>>(CACHE_SLOTS) slot_generation;
+    register<bit<32>>(1) cache_generation;
 
     register<bit<64>>(CACHE_SLOTS * 32) store_c256;
     register<bit<64>>(CACHE_SLOTS * 16) store_c128;
@@ -120,12 +125,18 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
 
     apply {
         bit<32> idx = (bit<32>)meta.slot;
+        bit<32> generation;
+        cache_generation.read(generation, 0);
+        bit<32> slot_gen = 0;
+        if (meta.slot < CACHE_SLOTS) {
+            slot_generation.read(slot_gen, idx);
+        }
         if (meta.slot >= CACHE_SLOTS) {
             meta.status = STATUS_BAD;
         } else if (meta.slot_op == SLOT_OP_HIT) {
             bit<1> valid;
             slot_valid.read(valid, idx);
-            if (valid == 1) {
+            if (valid == 1 && slot_gen == generation) {
                 slot_len.read(meta.reply_len, idx);
                 /* The chunks present are the set bits of (length - 1); the tail byte always is. */
                 bit<16> bits = meta.reply_len - 1;
@@ -153,14 +164,15 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
             slot_written.read(written, idx);
             if (hdr.ctrl.version <= current) {
                 meta.status = STATUS_STALE;
-            } else if (hdr.ctrl.len != 0 && written == 1) {
-                meta.status = STATUS_WRITTEN;
+            } else if (hdr.ctrl.len != 0 && (written == 1 || slot_gen != generation)) {
+                meta.status = STATUS_WRITTEN;   // a write or a flush since the invalidation
             } else {
                 slot_version.write(idx, hdr.ctrl.version);
                 slot_len.write(idx, hdr.ctrl.len);
                 if (hdr.ctrl.len == 0) {
                     slot_valid.write(idx, 0);
                     slot_written.write(idx, 0);
+                    slot_generation.write(idx, generation);
                 } else {
                     if (hdr.c256.isValid()) { save_c256(); }
                     if (hdr.c128.isValid()) { save_c128(); }
@@ -185,11 +197,14 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
             slot_valid.read(valid, idx);
             slot_version.read(hdr.ctrl.version, idx);
             slot_len.read(hdr.ctrl.len, idx);
-            if (valid == 1) {
+            if (valid == 1 && slot_gen == generation) {
                 meta.status = STATUS_VALID;
             } else {
                 meta.status = STATUS_INVALID;
             }
+        }
+        if (meta.flush == 1) {
+            cache_generation.write(0, generation + 1);
         }
     }
 }

@@ -14,7 +14,7 @@ control CacheStats(inout headers_t hdr, inout local_metadata_t meta) {
         if (meta.hit == 1) {
             cache_stats.count(STAT_HIT);
             slot_hits.count((bit<32>)meta.slot);
-        } else if (meta.kind == KIND_GET) {
+        } else if (meta.kind == KIND_GET) {  // a candidate (KeyParse)
             if (meta.allowed == 1) {
                 cache_stats.count(STAT_MISS);
             } else {
@@ -37,8 +37,8 @@ control CacheStats(inout headers_t hdr, inout local_metadata_t meta) {
         if (meta.untrusted == 1) {
             cache_stats.count(STAT_UNTRUSTED);
         }
-        if (meta.kind == KIND_UNSAFE) {
-            cache_stats.count(STAT_UNSAFE);
+        if (meta.flush == 1) {
+            cache_stats.count(STAT_FLUSH);
         }
     }
 }

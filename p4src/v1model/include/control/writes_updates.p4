@@ -80,7 +80,8 @@ control WritesAndUpdates(inout headers_t hdr,
                     meta.slot_op = SLOT_OP_UPDATE;
                 }
             } else if (hdr.ctrl.op == OP_INVALIDATE_KEY) {
-                if (meta.key_len == 0 || meta.key_overflow == 1 || !hdr.crlf.isValid()) {
+                if (meta.key_len == 0 || meta.key_overflow == 1 || meta.rest_len != 0
+                        || !hdr.crlf.isValid()) {
                     meta.status = STATUS_BAD;
                 } else if (meta.cached == 1) {
                     meta.slot_op = SLOT_OP_INVALIDATE;
