@@ -124,87 +124,90 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
     }
 
     apply {
-        bit<32> idx = (bit<32>)meta.slot;
-        bit<32> generation;
-        cache_generation.read(generation, 0);
-        bit<32> slot_gen = 0;
-        if (meta.slot < CACHE_SLOTS) {
-            slot_generation.read(slot_gen, idx);
-        }
-        if (meta.slot >= CACHE_SLOTS) {
-            meta.status = STATUS_BAD;
-        } else if (meta.slot_op == SLOT_OP_HIT) {
-            bit<1> valid;
-            slot_valid.read(valid, idx);
-            if (valid == 1 && slot_gen == generation) {
-                slot_len.read(meta.reply_len, idx);
-                /* The chunks present are the set bits of (length - 1); the tail byte always is. */
-                bit<16> bits = meta.reply_len - 1;
-                if (bits[8:8] == 1) { load_c256(); }
-                if (bits[7:7] == 1) { load_c128(); }
-                if (bits[6:6] == 1) { load_c64(); }
-                if (bits[5:5] == 1) { load_c32(); }
-                if (bits[4:4] == 1) { load_c16(); }
-                if (bits[3:3] == 1) { load_c8(); }
-                if (bits[2:2] == 1) { load_c4(); }
-                if (bits[1:1] == 1) { load_c2(); }
-                if (bits[0:0] == 1) { load_c1(); }
-                load_tail();
-                meta.hit = 1;
+        /* Packets that neither use a slot nor flush touch no register here. */
+        if (meta.slot_op != SLOT_OP_NONE || meta.flush == 1) {
+            bit<32> idx = (bit<32>)meta.slot;
+            bit<32> generation;
+            cache_generation.read(generation, 0);
+            bit<32> slot_gen = 0;
+            if (meta.slot < CACHE_SLOTS) {
+                slot_generation.read(slot_gen, idx);
             }
-        } else if (meta.slot_op == SLOT_OP_WRITE) {
-            /* A write to the key is on its way to memcached: stop answering, and make any refill
-             * fetched before this moment lose (only a newer invalidation clears `written`). */
-            slot_valid.write(idx, 0);
-            slot_written.write(idx, 1);
-        } else if (meta.slot_op == SLOT_OP_UPDATE) {
-            version_t current;
-            bit<1> written;
-            slot_version.read(current, idx);
-            slot_written.read(written, idx);
-            if (hdr.ctrl.version <= current) {
-                meta.status = STATUS_STALE;
-            } else if (hdr.ctrl.len != 0 && (written == 1 || slot_gen != generation)) {
-                meta.status = STATUS_WRITTEN;   // a write or a flush since the invalidation
-            } else {
-                slot_version.write(idx, hdr.ctrl.version);
-                slot_len.write(idx, hdr.ctrl.len);
-                if (hdr.ctrl.len == 0) {
-                    slot_valid.write(idx, 0);
-                    slot_written.write(idx, 0);
-                    slot_generation.write(idx, generation);
-                } else {
-                    if (hdr.c256.isValid()) { save_c256(); }
-                    if (hdr.c128.isValid()) { save_c128(); }
-                    if (hdr.c64.isValid()) { save_c64(); }
-                    if (hdr.c32.isValid()) { save_c32(); }
-                    if (hdr.c16.isValid()) { save_c16(); }
-                    if (hdr.c8.isValid()) { save_c8(); }
-                    if (hdr.c4.isValid()) { save_c4(); }
-                    if (hdr.c2.isValid()) { save_c2(); }
-                    if (hdr.c1.isValid()) { save_c1(); }
-                    save_tail();
-                    slot_valid.write(idx, 1);
+            if (meta.slot >= CACHE_SLOTS) {
+                meta.status = STATUS_BAD;
+            } else if (meta.slot_op == SLOT_OP_HIT) {
+                bit<1> valid;
+                slot_valid.read(valid, idx);
+                if (valid == 1 && slot_gen == generation) {
+                    slot_len.read(meta.reply_len, idx);
+                    /* The chunks present are the set bits of (length - 1); the tail byte always is. */
+                    bit<16> bits = meta.reply_len - 1;
+                    if (bits[8:8] == 1) { load_c256(); }
+                    if (bits[7:7] == 1) { load_c128(); }
+                    if (bits[6:6] == 1) { load_c64(); }
+                    if (bits[5:5] == 1) { load_c32(); }
+                    if (bits[4:4] == 1) { load_c16(); }
+                    if (bits[3:3] == 1) { load_c8(); }
+                    if (bits[2:2] == 1) { load_c4(); }
+                    if (bits[1:1] == 1) { load_c2(); }
+                    if (bits[0:0] == 1) { load_c1(); }
+                    load_tail();
+                    meta.hit = 1;
                 }
+            } else if (meta.slot_op == SLOT_OP_WRITE) {
+                /* A write to the key is on its way to memcached: stop answering, and make any refill
+                 * fetched before this moment lose (only a newer invalidation clears `written`). */
+                slot_valid.write(idx, 0);
+                slot_written.write(idx, 1);
+            } else if (meta.slot_op == SLOT_OP_UPDATE) {
+                version_t current;
+                bit<1> written;
+                slot_version.read(current, idx);
+                slot_written.read(written, idx);
+                if (hdr.ctrl.version <= current) {
+                    meta.status = STATUS_STALE;
+                } else if (hdr.ctrl.len != 0 && (written == 1 || slot_gen != generation)) {
+                    meta.status = STATUS_WRITTEN;   // a write or a flush since the invalidation
+                } else {
+                    slot_version.write(idx, hdr.ctrl.version);
+                    slot_len.write(idx, hdr.ctrl.len);
+                    if (hdr.ctrl.len == 0) {
+                        slot_valid.write(idx, 0);
+                        slot_written.write(idx, 0);
+                        slot_generation.write(idx, generation);
+                    } else {
+                        if (hdr.c256.isValid()) { save_c256(); }
+                        if (hdr.c128.isValid()) { save_c128(); }
+                        if (hdr.c64.isValid()) { save_c64(); }
+                        if (hdr.c32.isValid()) { save_c32(); }
+                        if (hdr.c16.isValid()) { save_c16(); }
+                        if (hdr.c8.isValid()) { save_c8(); }
+                        if (hdr.c4.isValid()) { save_c4(); }
+                        if (hdr.c2.isValid()) { save_c2(); }
+                        if (hdr.c1.isValid()) { save_c1(); }
+                        save_tail();
+                        slot_valid.write(idx, 1);
+                    }
+                    meta.status = STATUS_APPLIED;
+                }
+            } else if (meta.slot_op == SLOT_OP_INVALIDATE) {
+                slot_valid.write(idx, 0);
+                slot_written.write(idx, 1);
                 meta.status = STATUS_APPLIED;
+            } else if (meta.slot_op == SLOT_OP_READ) {
+                bit<1> valid;
+                slot_valid.read(valid, idx);
+                slot_version.read(hdr.ctrl.version, idx);
+                slot_len.read(hdr.ctrl.len, idx);
+                if (valid == 1 && slot_gen == generation) {
+                    meta.status = STATUS_VALID;
+                } else {
+                    meta.status = STATUS_INVALID;
+                }
             }
-        } else if (meta.slot_op == SLOT_OP_INVALIDATE) {
-            slot_valid.write(idx, 0);
-            slot_written.write(idx, 1);
-            meta.status = STATUS_APPLIED;
-        } else if (meta.slot_op == SLOT_OP_READ) {
-            bit<1> valid;
-            slot_valid.read(valid, idx);
-            slot_version.read(hdr.ctrl.version, idx);
-            slot_len.read(hdr.ctrl.len, idx);
-            if (valid == 1 && slot_gen == generation) {
-                meta.status = STATUS_VALID;
-            } else {
-                meta.status = STATUS_INVALID;
+            if (meta.flush == 1) {
+                cache_generation.write(0, generation + 1);
             }
-        }
-        if (meta.flush == 1) {
-            cache_generation.write(0, generation + 1);
         }
     }
 }
