@@ -17,6 +17,7 @@ from p4cache import dataplane as d
 from p4cache.program import build
 from softnic.runtime import datapath
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
+from softnic.runtime.pipeline import walker
 from softnic.runtime.switch import Switch
 
 CLIENT, SERVER = "10.0.0.1", "10.0.0.2"
@@ -28,7 +29,8 @@ def _switch(walk: bool, traced: bool = False) -> Switch:
     sw.load_json(json.loads(build().json_path.read_text()))
     if walk:
         assert sw._p is not None
-        sw._p.ingress_fn = sw._p.egress_fn = None
+        sw._p.ingress_fn = walker(sw._p.ingress_init)
+        sw._p.egress_fn = walker(sw._p.egress_init)
     sw.table_add(d.TABLE_L2, TableEntry([MatchKey(CMAC)], ActionCall(
         "CacheIngress.forwarding.bridge", [1])))
     sw.table_add(d.TABLE_L2, TableEntry([MatchKey(SMAC)], ActionCall(

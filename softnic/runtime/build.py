@@ -22,6 +22,7 @@ from softnic.runtime.pipeline import (
     FixedActionNode,
     Pipeline,
     TableNode,
+    walker,
 )
 from softnic.runtime.tables import Entry, Table
 
@@ -148,8 +149,9 @@ def build_pipeline(j: dict, drop_port: int) -> Pipeline:
     pl.ingress_init = pl.inits["ingress"]
     pl.egress_init = pl.inits["egress"]
     _check_acyclic(pl)
-    pl.ingress_fn = compile_graph(pl.ingress_init, "<softnic-ingress>", comp)
-    pl.egress_fn = compile_graph(pl.egress_init, "<softnic-egress>", comp)
+    pl.ingress_fn = (compile_graph(pl.ingress_init, "<softnic-ingress>", comp)
+                     or walker(pl.ingress_init))
+    pl.egress_fn = compile_graph(pl.egress_init, "<softnic-egress>", comp) or walker(pl.egress_init)
     return pl
 
 def _build_table(prog: Program, comp: Compiled, tj: dict, plen: int) -> TableNode:

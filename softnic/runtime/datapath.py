@@ -211,12 +211,7 @@ class Datapath:
             payload = data[pos:] if pos else data
             if c.verify_checksums is not None:
                 c.verify_checksums(f, payload)
-            if p.ingress_fn is not None:
-                p.ingress_fn(f, s)
-            else:
-                node = p.ingress_init
-                while node is not None:
-                    node = node.apply(f, s)
+            p.ingress_fn(f, s)
         else:
             pos = self._parse(p, data, f, s, tr)
             payload = data[pos:]
@@ -264,12 +259,7 @@ class Datapath:
         if trunc:
             s.truncate = trunc
         if tr is None:
-            if p.egress_fn is not None:
-                p.egress_fn(f, s)
-            else:
-                node = p.egress_init
-                while node is not None:
-                    node = node.apply(f, s)
+            p.egress_fn(f, s)
         else:
             self._pipeline(p, "egress", f, s, tr)
         if s.clone is not None:  # BMv2 clones before the drop check and the deparser

@@ -102,7 +102,7 @@ class Pipeline:
         self.sobe = prog.errors["StackOutOfBounds"]
         self.ingress_init: Any = None
         self.egress_init: Any = None
-        # The same controls compiled into one function each (gen_control); None: walk nodes.
+        # The same controls as one function each (gen_control, or a node walk: ``walker``).
         self.ingress_fn: Any = None
         self.egress_fn: Any = None
         # BMv2's packet length register: a hidden slot when the program can make it differ
@@ -141,3 +141,15 @@ def _metadata_ranges(lay: Any) -> list[tuple[int, int]]:
             out.append((start, i))
             start = None
     return out
+
+
+def walker(init: Any) -> Any:
+    """A function running the control that starts at ``init`` by walking its nodes (for graphs
+    gen_control does not compile, and as the reference the compiled form is tested against)."""
+
+    def walk(f: list[int], s: PacketCtx) -> None:
+        node = init
+        while node is not None:
+            node = node.apply(f, s)
+
+    return walk

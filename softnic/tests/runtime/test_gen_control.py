@@ -15,7 +15,7 @@ from scapy.layers.l2 import Ether
 from softnic.frontend.compile import compile_file
 from softnic.runtime.gen_control import MAX_DEPTH, compile_graph
 from softnic.runtime.packet import PacketCtx
-from softnic.runtime.pipeline import ActionCallNode, CondNode
+from softnic.runtime.pipeline import ActionCallNode, CondNode, walker
 from softnic.runtime.switch import Switch
 from softnic.tests.runtime.engine_helpers import FIXTURES, fixture_json
 
@@ -54,8 +54,9 @@ def test_compiled_controls_match_the_node_walk(name: str, prog: dict) -> None:
     fast.load_json(json.loads(json.dumps(prog)))
     walk.load_json(json.loads(json.dumps(prog)))
     assert walk._p is not None and fast._p is not None
-    assert fast._p.ingress_fn is not None, "every program here is structured: it must compile"
-    walk._p.ingress_fn = walk._p.egress_fn = None
+    assert fast._p.ingress_fn.__name__ == "_control", "every program here must compile"
+    walk._p.ingress_fn = walker(walk._p.ingress_init)
+    walk._p.egress_fn = walker(walk._p.egress_init)
     for i, data in enumerate(_packets(len(name), 60)):
         port = i % 4
         assert fast.process_packet(port, data) == walk.process_packet(port, data), (name, i)
