@@ -1,11 +1,12 @@
 """Reference model of the cache switch: what it must do with one frame.
 
 Written from the behaviour rules of the data plane (the brief of the bad-input issue, updated by
-the review of p4src in cfe033f; the protocol comments of ``p4src/shared/define.p4`` and the
-control datagrams) and from memcached's text protocol, not from the P4 code: it parses frames its
-own way and keeps its own copy of the slot registers. The tests run every frame through the engine
-and through this model and require the same output frames, byte for byte, and the same register
-contents afterwards.
+the review of p4src in cfe033f and by the flush rules of 854b3a7: docs/dataplane.md, "Writes in
+flight, and flushes", docs/update-protocol.md; the protocol comments of ``p4src/shared/define.p4``)
+and from memcached's text protocol, not from the P4 code: it reads frames its own way and keeps its
+own copy of the slot registers, the cache generation and the global counters. The tests run every
+frame through the engine and through this model and require the same output frames, byte for
+byte, and the same register and counter contents afterwards.
 
 Rules the model applies (``predict``):
 
@@ -13,26 +14,35 @@ Rules the model applies (``predict``):
   start in the frame (fragment offset 0). A frame shorter than an Ethernet header is dropped.
   Anything the switch does not answer, consume or drop below leaves unchanged by the port of its
   destination MAC (l2 table), or is dropped when the MAC is unknown (the tests install no routes).
-* GET (answered): UDP to 11211, IHL 5, MF 0, IPv4 header checksum right, UDP length ==
-  8 + 8 + len("get <key>\r\n") and IPv4 total length == UDP length + 20, frame header seq 0 /
-  total 1 / reserved 0, the line exactly ``get <key>\r\n`` with a key of 1..64 bytes each
-  > 0x20 and != 0x7f; bytes after the IPv4 datagram (Ethernet padding) are allowed, the UDP
-  checksum is not looked at (docs/dataplane.md, Limits). Answered iff
-  the source is in the allow-list, (destination server, key) is cached and its slot valid: the
-  same frame back out of the ingress port with MACs, IPs and ports swapped, TTL 64, IPv4 checksum
+  Nothing sent to the memcached port is dropped for what it says (since 854b3a7).
+* The command line of a datagram to 11211 (``read_line``), after its 8-byte frame header (a
+  datagram without a whole frame header is not looked at): ``get `` at once (4 bytes), else the
+  command word, up to a blank, a control byte, DEL or CMD_MAX = 8 bytes; then 0..4 blanks (a 5th
+  one: the switch stops reading); the key, up to a blank, a control byte or DEL (a key longer than
+  64 bytes is not one: its remainder is part of the rest); the rest of the line up to the first
+  ``\r\n``, at most REST_MAX = 255 bytes; then ``\r\n``. The switch stops reading where the frame
+  ends (it looks 1, 2 or 4 bytes ahead and must find them in the frame).
+* One line: the line was read to its ``\r\n``, IHL 5, MF clear, frame header seq 0 / total 1 /
+  reserved 0, and UDP length == 8 + 8 + line and IPv4 total length == 20 + 8 + 8 + line (bytes
+  after the IPv4 datagram, Ethernet padding, are allowed). memcached runs every line of a
+  datagram, and a line also ends at a bare ``\n`` (memcached 1.6.18 runs ``get a\ndelete b\r\n``
+  as two commands): strictly, a ``\n`` in the rest is a second line (see BARE_LF).
+* GET (answered): ``get`` on one line, IPv4 header checksum right, exactly one blank, a key of
+  1..64 bytes and nothing else on the line; the UDP checksum is not looked at
+  (docs/dataplane.md, Limits). Answered iff the source is in the allow-list, (destination server,
+  key) is cached and its slot answers (valid and of the current cache generation): the same frame
+  back out of the ingress port with MACs, IPs and ports swapped, TTL 64, IPv4 checksum
   recomputed, UDP checksum 0, lengths of the reply, request id echoed, seq 0, total 1, then the
-  stored reply, and nothing after it.
-* The command word is the bytes after the 8-byte frame header up to a byte <= 0x20 or 0x7f. A
-  command line of fewer than 4 bytes that ends the frame is not looked at (the switch reads the
-  first 4 bytes at once; no write is that short, memcached refuses a bare ``gat``).
-  Unsafe (dropped, whoever sends it): gat, gats, anything starting ``flush_al`` (the switch reads
-  8 bytes of a word: flush_all), the binary protocol (first byte 0x80), and a write command
-  followed by more than 4 blanks (the key could be any).
+  stored reply, and nothing after it. Any other ``get`` and ``gets`` are reads: forwarded.
 * Write (invalidates, then forwarded): set add replace append prepend cas incr decr delete touch
-  ms md ma mg, from anyone, in a first fragment too; the frame header is skipped whatever it
-  holds; 1..4 blanks (0x20); the key: the bytes up to a byte <= 0x20, 0x7f or the end of the
-  frame. Lengths, checksums and what follows the key are not looked at (conservative). If
-  (destination server, key) is cached: slot valid = 0, written = 1.
+  ms md ma mg followed by a blank, from anyone, whatever the frame header, lengths and checksums
+  say (a first fragment or IPv4 options too). If the key is 1..64 bytes and (destination server,
+  key) is cached: slot valid = 0, written = 1.
+* Flush: a ``get`` / ``gets`` that is not one line, a write that is not one line or has no key
+  (so every storage command with its data block), and every other datagram whose frame header
+  was read: flush_all, gat, gats, the binary protocol, unknown or other commands (``version``),
+  a line starting with a blank or a control byte, a line cut by the end of the frame. A flush
+  moves ``cache_generation`` on by one (32 bits, wrapping); the datagram is forwarded unchanged.
 * Control (UDP to 11311, at least the 10-byte header): an acknowledgement (op & 0x80) is dropped,
   and so is a datagram with IPv4 options or MF set (an acknowledgement made from it in place
   would be malformed) and anything from a source that is neither a trusted agent nor the CPU.
@@ -40,9 +50,13 @@ Rules the model applies (``predict``):
   acknowledged (header only, op | 0x80, a status) out of the ingress port, or to the CPU as a
   packet-in when it came as a packet-out; OP_UPDATE / OP_INVALIDATE_KEY (key looked up for the
   source, the server the agent speaks for) / OP_READ act on the slot as docs/update-protocol.md
-  and define.p4 describe (versions must grow, a written slot refuses a refill until
-  invalidated, lengths must match).
-* A packet-out that is not a control datagram leaves by the port it names, unchanged.
+  and define.p4 describe: versions must grow; an invalidation (OP_UPDATE of length 0) clears
+  `written` and stamps the slot with the current generation; a refill is refused (written) if a
+  write or a flush came since; OP_READ says valid only for a slot that answers.
+* A packet-out that is not a control datagram leaves by the port it names, unchanged (nothing in
+  it is looked at: no flush, no invalidation).
+* Counters (cache_stats): hit, miss, invalidate, update, stale, untrusted, not-allowed and flush
+  as define.p4 names them; the hot-key report counter is not modelled (the rig skips it).
 
 ``deviations`` names rules the data plane under test is known to break (see KNOWN_DEVIATIONS);
 the model then predicts what the data plane does instead, so the rest can still be checked (the
@@ -59,6 +73,8 @@ from dataclasses import dataclass, field
 from cache_wire import ipv4_header_checksum
 
 KMAX = 64
+CMD_MAX = 8
+REST_MAX = 255
 CACHE_SLOTS = 4096
 REPLY_MAX = 512
 MEMCACHED_PORT = 11211
@@ -66,11 +82,11 @@ CTRL_PORT = 11311
 CPU_PORT = 255
 MAX_BLANKS = 4
 REPLY_TTL = 64
+MASK32 = 0xFFFFFFFF
 
 WRITE_COMMANDS = frozenset(
     b"set add replace append prepend cas incr decr delete touch ms md ma mg".split())
-UNSAFE_WORDS = frozenset({b"gat", b"gats"})
-UNSAFE_PREFIX = b"flush_al"
+READ_COMMANDS = frozenset({b"get", b"gets"})
 BINARY_MAGIC = 0x80
 
 OP_UPDATE, OP_INVALIDATE_KEY, OP_READ = 1, 2, 3
@@ -78,27 +94,46 @@ ACK_FLAG = 0x80
 (STATUS_APPLIED, STATUS_STALE, STATUS_WRITTEN, STATUS_BAD, STATUS_NOT_CACHED, STATUS_VALID,
  STATUS_INVALID) = range(1, 8)
 
+# cache_stats indices (define.p4). STAT_REPORT counts hot-key digests: not modelled.
+(STAT_HIT, STAT_MISS, STAT_INVALIDATE, STAT_UPDATE, STAT_STALE, STAT_REPORT, STAT_UNTRUSTED,
+ STAT_NOT_ALLOWED, STAT_FLUSH) = range(9)
+STATS_SIZE = 9
+MODELLED_STATS = tuple(i for i in range(STATS_SIZE) if i != STAT_REPORT)
+STATS_COUNTER = "CacheIngress.stats.cache_stats"
+
 # Rules the data plane under test breaks, by name (each with a strict xfail test in
-# test_known_deviations.py that turns into a failure once the data plane is fixed). None open:
-# the ones found so far are fixed (p4src cfe033f, fb1562d) and kept there as regressions.
-KNOWN_DEVIATIONS: frozenset[str] = frozenset()
+# test_known_deviations.py that turns into a failure once the data plane is fixed).
+#
+# BARE_LF: memcached ends a line at "\n" whether "\r" precedes it or not, and runs every line of
+# a datagram (1.6.18: `get zz\ndelete hello\r\n` deletes hello). The switch reads the rest of the
+# line up to "\r\n" only, so a bare "\n" after the key hides a second command: no flush. With the
+# deviation the model reads on past a bare "\n" as the switch does; strictly it is a second line.
+BARE_LF = "bare-lf-hides-a-second-line"
+KNOWN_DEVIATIONS: frozenset[str] = frozenset({BARE_LF})
 
 # Register arrays of the slot state and of the stored reply (cells per slot, cell width).
 # A reply of n bytes is stored as one chunk per set bit of (n - 1), 256 bytes down to 1, then a
-# tail byte; a chunk of 8 bytes or more is a run of 64-bit cells.
+# tail byte; a chunk of 8 bytes or more is a run of 64-bit cells. cache_generation is one cell.
 PREFIX = "CacheIngress.slots."
-STATE_REGS = ("slot_valid", "slot_written", "slot_version", "slot_len")
+STATE_REGS = ("slot_valid", "slot_written", "slot_version", "slot_len", "slot_generation")
+GENERATION = "cache_generation"
 CHUNK_REGS = {256: ("store_c256", 32, 8), 128: ("store_c128", 16, 8), 64: ("store_c64", 8, 8),
               32: ("store_c32", 4, 8), 16: ("store_c16", 2, 8), 8: ("store_c8", 1, 8),
               4: ("store_c4", 1, 4), 2: ("store_c2", 1, 2), 1: ("store_c1", 1, 1)}
 TAIL_REG = ("store_tail", 1, 1)
 REG_CELLS = {**{r: 1 for r in STATE_REGS}, **{n: k for n, k, _ in CHUNK_REGS.values()},
-             TAIL_REG[0]: 1}
-REGISTERS = tuple(REG_CELLS)
+             TAIL_REG[0]: 1}  # cells per slot
+REG_SIZES = {**{n: k * CACHE_SLOTS for n, k in REG_CELLS.items()}, GENERATION: 1}
+REGISTERS = tuple(REG_SIZES)
 
 
 def valid_key(key: bytes) -> bool:
     return 1 <= len(key) <= KMAX and all(b > 0x20 and b != 0x7F for b in key)
+
+
+def ends_word(b: int) -> bool:
+    """A blank, a control byte or DEL: the end of a command word or a key."""
+    return b <= 0x20 or b == 0x7F
 
 
 def chunk_layout(length: int) -> list[tuple[int, tuple[str, int, int]]]:
@@ -110,6 +145,91 @@ def chunk_layout(length: int) -> list[tuple[int, tuple[str, int, int]]]:
 
 
 @dataclass
+class Line:
+    """What the switch reads of the command line of a memcached datagram."""
+
+    word: bytes = b""
+    blanks: int = 0  # the "get " read at once counts its blank
+    key: bytes = b""  # at most KMAX bytes (key_long: it went on)
+    key_long: bool = False
+    rest: bytes = b""  # after the key, up to "\r\n"
+    stop: str = "cut"  # why reading ended: crlf | cut | word | blanks | rest | lf
+
+    @property
+    def size(self) -> int:
+        """Bytes read, "\r\n" included."""
+        return len(self.word) + self.blanks + len(self.key) + len(self.rest) + 2
+
+
+def read_line(data: bytes, *, bare_lf_ends: bool) -> Line:
+    """Read the command line at the start of ``data`` (every frame byte after the memcached frame
+    header) as the rules say the switch does. ``bare_lf_ends``: a "\n" in the rest ends the
+    reading (memcached's line end) instead of being read as part of the line."""
+    ln = Line()
+    n = len(data)
+    if n < 4:  # "get " is looked for in the first 4 bytes at once
+        return ln
+    if data[:4] == b"get ":
+        ln.word, ln.blanks, i = b"get", 1, 4
+    else:
+        i = 0
+        while True:
+            if i >= n:
+                ln.word = data[:i]
+                return ln
+            if data[i] == 0x20:
+                break
+            if ends_word(data[i]) or i == CMD_MAX:
+                ln.word, ln.stop = data[:i], "word"
+                return ln
+            i += 1
+        ln.word = data[:i]
+    while True:  # blanks
+        if i >= n:
+            return ln
+        if data[i] != 0x20:
+            break
+        if ln.blanks == MAX_BLANKS:
+            ln.stop = "blanks"
+            return ln
+        ln.blanks += 1
+        i += 1
+    j = i  # the key
+    while True:
+        if j >= n:
+            ln.key = data[i:j]
+            return ln
+        if ends_word(data[j]):
+            break
+        if j - i == KMAX:
+            ln.key_long = True
+            break
+        j += 1
+    ln.key, r = data[i:j], j
+    while True:  # the rest of the line
+        if n - r < 2:
+            ln.rest = data[j:r]
+            return ln
+        if data[r:r + 2] == b"\r\n":
+            ln.rest, ln.stop = data[j:r], "crlf"
+            return ln
+        if bare_lf_ends and data[r] == 0x0A:
+            ln.rest, ln.stop = data[j:r], "lf"
+            return ln
+        if r - j == REST_MAX:
+            ln.rest, ln.stop = data[j:r], "rest"
+            return ln
+        r += 1
+
+
+STOP_REASONS = {"cut": "the frame ends inside the line",
+                "word": "no blank after the command word",
+                "blanks": "more than 4 blanks",
+                "rest": "the line goes on past REST_MAX",
+                "lf": "a bare \\n: another line follows"}
+
+
+@dataclass
 class Verdict:
     """What the switch must do with one frame."""
 
@@ -118,8 +238,10 @@ class Verdict:
     outputs: list[tuple[int, bytes]] = field(default_factory=list)
     packet_ins: list[bytes] = field(default_factory=list)
     writes: list[tuple[str, int, int]] = field(default_factory=list)  # register, index, value
+    counts: list[int] = field(default_factory=list)  # cache_stats indices counted
     slot: int | None = None  # slot answered / invalidated / updated
     status: int | None = None  # of a control datagram's acknowledgement
+    flush: str | None = None  # why the datagram flushed the cache
 
 
 @dataclass
@@ -161,12 +283,21 @@ class Oracle:
         self.agents = set(agents)
         self.keys = dict(keys)
         self.deviations = frozenset(deviations)
-        self.regs: dict[str, list[int]] = {n: [0] * (CACHE_SLOTS * k) for n, k in
-                                           REG_CELLS.items()}
+        self.regs: dict[str, list[int]] = {n: [0] * size for n, size in REG_SIZES.items()}
+        self.stats = [0] * STATS_SIZE
 
     # -- state helpers
+    @property
+    def generation(self) -> int:
+        return self.regs[GENERATION][0]
+
+    def answers(self, slot: int) -> bool:
+        """The slot answers GETs: valid, and invalidated last in the current generation."""
+        return bool(self.regs["slot_valid"][slot]) and \
+            self.regs["slot_generation"][slot] == self.generation
+
     def slot_state(self, slot: int) -> dict[str, int]:
-        return {n: self.regs[n][slot] for n in STATE_REGS}
+        return {**{n: self.regs[n][slot] for n in STATE_REGS}, GENERATION: self.generation}
 
     def stored_reply(self, slot: int) -> bytes:
         """The reply the slot holds, read back from the model's cells."""
@@ -194,6 +325,8 @@ class Oracle:
     def commit(self, verdict: Verdict) -> None:
         for name, index, value in verdict.writes:
             self.regs[name][index] = value
+        for i in verdict.counts:
+            self.stats[i] += 1
 
     def allowed(self, src: int) -> bool:
         return any(plen == 0 or (src ^ net) >> (32 - plen) == 0 for net, plen in self.allow)
@@ -231,9 +364,27 @@ class Oracle:
     @staticmethod
     def command_word(line: bytes) -> bytes:
         j = 0
-        while j < len(line) and line[j] > 0x20 and line[j] != 0x7F:
+        while j < len(line) and not ends_word(line[j]):
             j += 1
         return line[:j]
+
+    def read_line(self, u: Udp) -> Line:
+        return read_line(u.body[8:], bare_lf_ends=BARE_LF not in self.deviations)
+
+    @staticmethod
+    def not_one_line(u: Udp, ln: Line) -> str | None:
+        """None if the datagram is exactly the one command line read, else why not."""
+        if ln.stop != "crlf":
+            return STOP_REASONS[ln.stop]
+        if u.ip.ihl != 5:
+            return "IPv4 options"
+        if u.ip.mf:
+            return "a first fragment"
+        if u.body[2:8] != b"\x00\x00\x00\x01\x00\x00":
+            return "frame header seq / total / reserved"
+        if u.length != 16 + ln.size or u.ip.total_len != 36 + ln.size:
+            return "UDP / IPv4 length not the line's (more lines, or bytes missing)"
+        return None
 
     # -- the verdicts
     def predict(self, port: int, frame: bytes) -> Verdict:
@@ -251,43 +402,74 @@ class Oracle:
         if u.dport == CTRL_PORT and len(u.body) >= 10:
             refused = self.refused_control(u)
             if refused:
-                return Verdict("dropped", refused)
+                return Verdict("dropped", refused, counts=[STAT_UNTRUSTED])
             if u.ip.src not in self.agents:
-                return Verdict("dropped", "control datagram from an untrusted source")
+                return Verdict("dropped", "control datagram from an untrusted source",
+                               counts=[STAT_UNTRUSTED])
             return self.control(frame, u, port, to_cpu=False)
         if u.dport != MEMCACHED_PORT:
             return plain
-        get = self.get_verdict(frame, u, port)
-        if get is not None:
-            return get
-        line = u.body[8:]
-        if len(line) < 4:  # the switch reads the first 4 bytes in one go ("get "): no write is
-            return plain   # that short, and memcached refuses a bare "gat"
-        word = self.command_word(line)
-        if line[:1] == bytes([BINARY_MAGIC]):
-            return Verdict("dropped", "unsafe: binary protocol")
-        if word in UNSAFE_WORDS:
-            return Verdict("dropped", f"unsafe: {word.decode()}")
-        if word.startswith(UNSAFE_PREFIX):
-            return Verdict("dropped", "unsafe: flush_all (or a word starting flush_al)")
-        if word not in WRITE_COMMANDS or line[len(word):len(word) + 1] != b" ":
+        if len(u.body) < 8:
+            plain.reason = "memcached datagram cut inside its frame header"
             return plain
-        i = len(word)
-        while i < len(line) and line[i] == 0x20:
-            i += 1
-        if i - len(word) > MAX_BLANKS:
-            return Verdict("dropped", "unsafe: write with more than 4 blanks")
-        key = self.command_word(line[i:])
-        slot = self.keys.get((u.ip.dst, key))
-        if not key:
-            plain.reason = "write without a key"
-        elif slot is None:
-            plain.reason = "write to a key not cached"
+        return self.memcached(frame, u, port, plain)
+
+    def memcached(self, frame: bytes, u: Udp, port: int, v: Verdict) -> Verdict:
+        """A datagram to the memcached port whose frame header was read. ``v``: the frame
+        forwarded (or dropped, unknown MAC) unchanged, to which the effects are added."""
+        ln = self.read_line(u)
+        broken = self.not_one_line(u, ln)
+        word = ln.word.decode("latin-1")
+        if ln.word == b"get":
+            if (broken is None and u.ip.checksum_ok and ln.blanks == 1 and ln.key
+                    and not ln.key_long and not ln.rest):
+                return self.get_verdict(frame, u, port, ln.key, v)
+            v.reason = "read: a get that is no cache candidate"
+            flush = broken
+        elif ln.word == b"gets":
+            v.reason = "read: gets"
+            flush = broken
+        elif ln.word in WRITE_COMMANDS and ln.stop != "word":
+            slot = None if ln.key_long else self.keys.get((u.ip.dst, ln.key))
+            if not ln.key:
+                v.reason = "write without a key"
+            elif slot is None:
+                v.reason = "write to a key not cached"
+            else:
+                v.reason = f"write {word} to a cached key: slot invalidated"
+                v.slot = slot
+                v.writes = [("slot_valid", slot, 0), ("slot_written", slot, 1)]
+                v.counts.append(STAT_INVALIDATE)
+            flush = broken or (None if ln.key else "write without a key")
         else:
-            plain.reason = f"write {word.decode()} to a cached key: slot invalidated"
-            plain.slot = slot
-            plain.writes = [("slot_valid", slot, 0), ("slot_written", slot, 1)]
-        return plain
+            v.reason = "neither a read nor a write"
+            flush = self.other_command(u, ln)
+        if flush is not None:
+            v.flush = flush
+            v.reason += "; flush: " + flush
+            v.writes.append((GENERATION, 0, (self.generation + 1) & MASK32))
+            v.counts.append(STAT_FLUSH)
+        return v
+
+    @staticmethod
+    def other_command(u: Udp, ln: Line) -> str:
+        """Why a datagram that is neither a read nor a write flushes."""
+        data = u.body[8:]
+        if data[:1] == bytes([BINARY_MAGIC]):
+            return "binary protocol"
+        if ln.word in (b"gat", b"gats"):
+            return "gat / gats"
+        if ln.word == b"flush_al":
+            return "flush_all (or a word starting flush_al)"
+        if ln.stop == "cut" and not ln.word and len(data) < 4:
+            return "the frame ends before a command word"
+        if data[:1] == b" ":
+            return "a line starting with a blank"
+        if not ln.word:
+            return "an empty line or a control byte first"
+        if ln.word in WRITE_COMMANDS:
+            return "a write command with no blank after it"
+        return "another command (version, stats, ...)"
 
     def predict_packet_out(self, frame: bytes, egress: int) -> Verdict:
         """A frame the controller sends (packet-out naming ``egress``)."""
@@ -295,11 +477,12 @@ class Oracle:
         if u is not None and u.dport == CTRL_PORT and len(u.body) >= 10:
             refused = self.refused_control(u)
             if refused:
-                return Verdict("dropped", refused)
+                return Verdict("dropped", refused, counts=[STAT_UNTRUSTED])
             return self.control(frame, u, CPU_PORT, to_cpu=True)
         return Verdict("sent", "packet-out", outputs=[(egress, frame)])
 
-    def refused_control(self, u: Udp) -> str | None:
+    @staticmethod
+    def refused_control(u: Udp) -> str | None:
         """Why a control datagram is dropped whoever sent it, if it is."""
         if u.body[0] & ACK_FLAG:
             return "stray acknowledgement"
@@ -307,37 +490,27 @@ class Oracle:
             return "control datagram with IPv4 options or in a fragment"
         return None
 
-    def get_verdict(self, frame: bytes, u: Udp, port: int) -> Verdict | None:
-        """The verdict on a clean GET (answered or a forwarded miss); None if not a clean GET."""
+    def get_verdict(self, frame: bytes, u: Udp, port: int, key: bytes, v: Verdict) -> Verdict:
+        """A cache candidate: answered, or forwarded as a miss (``v``)."""
         ip = u.ip
-        if ip.ihl != 5 or ip.mf or not ip.checksum_ok:
-            return None
-        line_len = u.length - 16
-        if line_len < 7 or len(u.body) < 8 + line_len or ip.total_len != u.length + 20:
-            return None
-        rid, seq, total, reserved = struct.unpack_from("!HHHH", u.body)
-        if (seq, total, reserved) != (0, 1, 0):
-            return None
-        line = u.body[8:8 + line_len]
-        key = line[4:-2]
-        if not (line.startswith(b"get ") and line.endswith(b"\r\n") and valid_key(key)):
-            return None
         slot = self.keys.get((ip.dst, key))
         if not self.allowed(ip.src):
-            why = "GET from a client outside the allow-list"
+            why, count = "GET from a client outside the allow-list", STAT_NOT_ALLOWED
         elif slot is None:
-            why = "GET miss: key not cached"
+            why, count = "GET miss: key not cached", STAT_MISS
         elif not self.regs["slot_valid"][slot]:
-            why = "GET miss: slot invalid"
+            why, count = "GET miss: slot invalid", STAT_MISS
+        elif not self.answers(slot):
+            why, count = "GET miss: slot of an older generation (flushed)", STAT_MISS
         else:
             reply = self.stored_reply(slot)
-            payload = struct.pack("!HHHH", rid, 0, 1, 0) + reply
-            return Verdict("answered", "GET hit", slot=slot,
+            rid = u.body[:2]
+            payload = rid + b"\x00\x00\x00\x01\x00\x00" + reply
+            return Verdict("answered", "GET hit", slot=slot, counts=[STAT_HIT],
                            outputs=[(port, self.turn_around(frame, u, payload))])
-        out_port = self.l2.get(frame[:6])
-        if out_port is None:
-            return Verdict("dropped", why + " (unknown destination MAC)")
-        return Verdict("forwarded", why, outputs=[(out_port, frame)])
+        v.reason = why if v.outputs else why + " (unknown destination MAC)"
+        v.counts.append(count)
+        return v
 
     def turn_around(self, frame: bytes, u: Udp, payload: bytes) -> bytes:
         """The frame sent back to the requester (plain IPv4: the rules only turn around
@@ -368,16 +541,20 @@ class Oracle:
                 status, v.reason = STATUS_STALE, "stale update"
             elif length and self.regs["slot_written"][slot]:
                 status, v.reason = STATUS_WRITTEN, "refill of a written slot refused"
+            elif length and self.regs["slot_generation"][slot] != self.generation:
+                status, v.reason = STATUS_WRITTEN, "refill across a flush refused"
             else:
                 status, v.slot = STATUS_APPLIED, slot
                 v.writes = [("slot_version", slot, version), ("slot_len", slot, length)]
                 if length == 0:
                     v.reason = "invalidation applied"
-                    v.writes += [("slot_valid", slot, 0), ("slot_written", slot, 0)]
+                    v.writes += [("slot_valid", slot, 0), ("slot_written", slot, 0),
+                                 ("slot_generation", slot, self.generation)]
                 else:
                     v.reason = "update applied"
                     v.writes += self.store_writes(slot, u.body[10:10 + length])
                     v.writes.append(("slot_valid", slot, 1))
+            v.counts.append(STAT_UPDATE if status == STATUS_APPLIED else STAT_STALE)
         elif op == OP_INVALIDATE_KEY:
             rest = u.body[10:]
             key = self.command_word(rest)
@@ -390,12 +567,12 @@ class Oracle:
                 status, v.slot = STATUS_APPLIED, hit
                 v.reason = "key invalidated"
                 v.writes = [("slot_valid", hit, 0), ("slot_written", hit, 1)]
+                v.counts.append(STAT_INVALIDATE)
         elif op == OP_READ:
             if slot >= CACHE_SLOTS:
                 status, v.reason = STATUS_BAD, "read of a slot out of range"
             else:
-                valid = self.regs["slot_valid"][slot]
-                status = STATUS_VALID if valid else STATUS_INVALID
+                status = STATUS_VALID if self.answers(slot) else STATUS_INVALID
                 ack_version = self.regs["slot_version"][slot]
                 ack_len = self.regs["slot_len"][slot]
                 v.reason = "slot read"

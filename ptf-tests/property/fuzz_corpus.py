@@ -2,11 +2,12 @@
 
 Everything is drawn from one ``random.Random(seed)``, so a seed and a count name a run exactly.
 A datagram is a valid or near-valid seed (GET, write, control datagram, other memcached command,
-random bytes) from a client, a stranger or the trusted agent, sent into a data port or as a
-packet-out, then 0..4 mutations (bit flips, byte sets to edge values, inserts, deletes,
-splices with a recent frame, truncation, padding, header-field pokes), then half the time the
-IPv4/UDP lengths and the IPv4 checksum are made consistent again so the mutation reaches the
-memcached / control parser instead of being stopped by the first length check.
+command lines built to sit on the flush rules' edges, random bytes) from a client, a stranger or
+the trusted agent, sent into a data port or as a packet-out, then 0..4 mutations (bit flips,
+byte sets to edge values, inserts, deletes, splices with a recent frame, truncation, padding,
+header-field pokes), then half the time the IPv4/UDP lengths and the IPv4 checksum are made
+consistent again so the mutation reaches the memcached / control parser instead of being stopped
+by the first length check.
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ import cache_rig as rg
 import cache_wire as w
 
 EDGE_BYTES = (0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0xFF)
+# After a write's key: one line (no flush), a data block or more lines (flush), malformed.
+WRITE_TAILS = (b" 0 0 5\r\nhello\r\n", b"\r\n", b"\r\n", b" 0\r\n", b" 1\r\n", b"",
+               b" ", b" noreply\r\n", b"\x00", b"\x7f", b"\t0", b"\n", b" 0\ndelete k\r\n")
+# Lines for datagrams of several lines (memcached runs them all), joined by \r\n or a bare \n.
+LINES = (b"get k", b"get zz", b"gets k", b"delete k", b"delete hello", b"touch k 0",
+         b"incr k 1", b"flush_all", b"version", b"", b" delete k", b"set k 0 0 1", b"x",
+         b"md k", b"mg k v", b"get k hello")
 OTHER_LINES = (b"gets k\r\n", b"get k hello\r\n", b"gat 0 k\r\n", b"gats 0 k\r\n", b"gat",
                b"mg k v\r\n", b"mn\r\n", b"flush_all\r\n", b"flush_all 10 noreply\r\n",
                b"flush_al", b"version\r\n", b"stats\r\n", b"get \r\n", b"get\r\n",
@@ -35,6 +43,7 @@ class Datagram:
     port: int | None  # data port, or None for a packet-out
     egress: int = rg.CLIENT_PORT  # packet-out's port
     origin: str = ""
+    slot: int | None = None  # a get seed's slot (before mutation): the driver may refill it
 
 
 class Corpus:
@@ -43,9 +52,15 @@ class Corpus:
         self.model = model
         self.recent: list[bytes] = []
         self.keys = sorted({k for _, k in rg.LOOKUP})
+        self.last: tuple[int, bytes] = (0, b"")  # (server, key) of the last frame / key drawn
 
     # -- pieces
     def key(self) -> bytes:
+        k = self._key()
+        self.last = (self.last[0], k)
+        return k
+
+    def _key(self) -> bytes:
         r = self.rng.random()
         if r < 0.7:
             return self.rng.choice(self.keys)
@@ -75,6 +90,7 @@ class Corpus:
         dst, dmac = (rg.SERVER_IP, w.SERVER_MAC) if r < 0.8 else (rg.SERVER2_IP, w.SERVER2_MAC)
         if self.rng.random() < 0.1:
             dmac = self.rng.choice((w.UNKNOWN_MAC, w.CLIENT_MAC, b"\xff" * 6))
+        self.last = (dst, self.last[1])
         return w.udp_frame(payload, src=src, dst=dst, sport=self.rng.randrange(1, 65536),
                            dport=dport, eth_dst=dmac, eth_src=smac,
                            ident=self.rng.randrange(65536))
@@ -92,9 +108,25 @@ class Corpus:
     def write(self) -> bytes:
         cmd = self.rng.choice(sorted(co.WRITE_COMMANDS))
         blanks = b" " * self.rng.choice((1, 1, 1, 2, 3, 4, 5, 6))
-        tail = self.rng.choice((b" 0 0 5\r\nhello\r\n", b"\r\n", b" 1\r\n", b"", b" ",
-                                b" noreply\r\n", b"\x00", b"\x7f", b"\t0"))
-        return self.mc_hdr() + cmd + blanks + self.key() + tail
+        return self.mc_hdr() + cmd + blanks + self.key() + self.rng.choice(WRITE_TAILS)
+
+    def lines(self) -> bytes:
+        """Command lines on the edges of the flush rules: several lines (joined by \\r\\n or
+        a bare \\n), blanks before the command, keys and lines around KMAX and REST_MAX."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.5:
+            sep = rng.choice((b"\r\n", b"\r\n", b"\n"))
+            body = sep.join(rng.choice(LINES) for _ in range(rng.choice((1, 2, 2, 3))))
+            body = body.replace(b" k", b" " + self.key(), 1)
+            return self.mc_hdr() + body + rng.choice((b"\r\n", b"\r\n", b"\n", b""))
+        if r < 0.7:
+            lead = b" " * rng.choice((1, 1, 2, 5))
+            return self.mc_hdr() + lead + rng.choice(LINES) + b"\r\n"
+        word = rng.choice((b"get", b"get", b"gets", b"delete", b"touch", b"md", b"set"))
+        key = rng.choice((self.key(), b"L" * rng.choice((63, 64, 65, 200, 250, 319, 320))))
+        rest = (b" k" * 200)[:rng.choice((0, 1, 2, 190, 191, 254, 255, 256, 300))]
+        return self.mc_hdr() + word + b" " + key + rest + rng.choice((b"\r\n", b"\r\n", b""))
 
     def version(self, slot: int) -> int:
         cur = self.model.regs["slot_version"][slot % co.CACHE_SLOTS]
@@ -138,11 +170,15 @@ class Corpus:
         if r < 0.22:
             if rng.random() < 0.7:
                 src, smac, port = rng.choice(rg.CLIENTS), w.CLIENT_MAC, rg.CLIENT_PORT
-            f = self.frame(self.get(), co.MEMCACHED_PORT, src, smac)
-            return Datagram(f, port, origin="get")
-        if r < 0.40:
+            payload = self.get()
+            f = self.frame(payload, co.MEMCACHED_PORT, src, smac)
+            return Datagram(f, port, origin="get", slot=rg.LOOKUP.get(self.last))
+        if r < 0.36:
             return Datagram(self.frame(self.write(), co.MEMCACHED_PORT, src, smac), port,
                             origin="write")
+        if r < 0.40:
+            return Datagram(self.frame(self.lines(), co.MEMCACHED_PORT, src, smac), port,
+                            origin="lines")
         if r < 0.62:
             payload = self.update() if rng.random() < 0.6 else self.ctrl_other()
             if rng.random() < 0.35:  # from the controller, in the name of a server

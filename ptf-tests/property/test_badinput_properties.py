@@ -2,9 +2,9 @@
 
 Every frame goes through ``Rig.send`` / ``Rig.send_out``, which checks the engine against the
 reference model (cache_oracle): no engine error, exactly the model's output frames, slot registers
-exactly the model's. On top of that each test states what it expects of its own input (answered
-or not, slot invalidated or not), so a model that agreed with a broken pipeline on everything
-would still be caught here.
+exactly the model's, counters too. On top of that each test states what it expects of its own
+input (answered or not, slot invalidated or not, cache flushed or not, read off the engine), so a
+model that agreed with a broken pipeline on everything would still be caught here.
 
 Examples per test: ``P4CACHE_PROPERTY_EXAMPLES`` (default 150). Runs are derandomized (the same
 examples every run); ``P4CACHE_PROPERTY_SEED=<int>`` draws a different fixed set instead.
@@ -54,6 +54,14 @@ replies = st.binary(min_size=1, max_size=co.REPLY_MAX)
 ports16 = st.integers(1, 0xFFFF)
 write_commands = st.sampled_from(sorted(co.WRITE_COMMANDS))
 
+# Tails after the key: one line (the write invalidates its key, no flush), a data block (a
+# second line: flush), and malformed ones.
+ONE_LINE_TAILS = [b"\r\n", b" 0\r\n", b" 1 noreply\r\n", b" noreply\r\n", b" 0 0 1 \x01\r\n"]
+DATA_BLOCK_TAILS = [b" 0 0 1\r\nx\r\n", b" 0 0 5\r\nhello\r\n", b" 0 0 5 noreply\r\nhel\nlo\r\n"]
+WRITE_TAILS = [b" 0 0 5\r\nhello\r\n", b" 0\r\n", b" 1 noreply\r\n", b"\r\n", b"", b" ",
+               b"\t", b"\x00", b"\x7f", b"\x01garbage", b" \xff\xfe", b"\n", b"\r", b" 1\n",
+               b"\r\n\r\n", b" 0\r\ndelete hello\r\n"]
+
 
 @dataclass
 class Get:
@@ -101,8 +109,60 @@ class Get:
 
 def ensure_valid(rig: Rig, key: bytes, reply: bytes | None = None) -> None:
     slot = CACHED[key]
-    if reply is not None or not rig.model.regs["slot_valid"][slot]:
+    if reply is not None or not rig.model.answers(slot):
         rig.fill(slot, reply or b"VALUE " + key + b" 0 1\r\nv\r\nEND\r\n")
+
+
+def flushed(rig: Rig, before: int) -> bool:
+    """Did the engine's cache generation move since ``before``?"""
+    return rig.generation() != before
+
+
+def _first_token(data: bytes) -> bytes:
+    end = next((i for i, b in enumerate(data) if b <= 0x20 or b == 0x7F), len(data))
+    return data[:end]
+
+
+@dataclass
+class LineRule:
+    """What the rules say of a datagram holding exactly ``line`` after a right frame header, with
+    right lengths and no IPv4 options (worked out with string operations, not the model's reader).
+    """
+
+    word: bytes
+    blanks: int
+    token: bytes  # the first token after the blanks (the key, if at most 64 bytes)
+    one_line: bool  # exactly one command line, read to its end by the switch
+    bare_lf: bool  # one line to the switch, but a bare "\n" in it: memcached sees two
+    flush: bool  # strictly (a bare "\n" flushes)
+    invalidates: bytes | None  # the key a write invalidates (if cached)
+
+    @classmethod
+    def of(cls, line: bytes) -> LineRule:
+        word = _first_token(line)
+        after = line[len(word):]
+        blanks = len(after) - len(after.lstrip(b" "))
+        token = _first_token(after[blanks:])
+        tail = after[blanks + min(len(token), co.KMAX):]  # rest of the line, "\r\n", more
+        end = tail.find(b"\r\n")
+        one = (1 <= len(word) <= co.CMD_MAX and 1 <= blanks <= co.MAX_BLANKS
+               and 0 <= end == len(tail) - 2 and end <= co.REST_MAX)
+        bare_lf = one and b"\n" in tail[:end]
+        if word in (b"get", b"gets"):
+            flush = not one or bare_lf
+        elif word in co.WRITE_COMMANDS:
+            flush = not one or bare_lf or not token
+        else:
+            flush = True
+        write = word in co.WRITE_COMMANDS and 1 <= blanks <= co.MAX_BLANKS
+        return cls(word, blanks, token, one, bare_lf, flush,
+                   token if write and token and len(token) <= co.KMAX else None)
+
+    def expect_flush(self, rig: Rig) -> bool | None:
+        """Flush expected, or None where a known deviation makes the data plane differ."""
+        if self.bare_lf and co.BARE_LF in rig.model.deviations:
+            return None
+        return self.flush
 
 
 def udp_payload(frame: bytes) -> bytes:
@@ -123,8 +183,10 @@ def test_clean_get_is_answered_with_the_stored_reply(rig, key, reply, rid, src, 
     g = Get(key, rid=rid, src=src, sport=sport, pad=pad, udp_checksum="right" if udp_csum else 0,
             ip={"ttl": ttl, "tos": tos, "flags": 2 if df else 0})
     req = g.frame()
+    gen = rig.generation()
     v = rig.send(CLIENT_PORT, req)
     assert v.kind == "answered", v.reason
+    assert not flushed(rig, gen)
     # What the client gets, read off the frame without the model.
     [(port, out)] = v.outputs
     assert port == CLIENT_PORT
@@ -141,86 +203,102 @@ def test_clean_get_is_answered_with_the_stored_reply(rig, key, reply, rid, src, 
 # -- 2. GETs with one field off
 
 
-def get_case(name: str, expect: bool | None, **changes):
-    return st.just((name, expect, changes))
+def get_case(name: str, expect: bool | None, flush: bool | None, **changes):
+    return st.just((name, expect, flush, changes))
+
+
+COMMAND_SPELLINGS = {  # the command word as sent before the key: flushes?
+    b"GET ": True, b"Get ": True, b"gEt ": True, b"gets ": False, b"gat ": True, b"ge ": True,
+    b"getx ": True, b"xget ": True, b" get ": True, b"get  ": False, b"get\t": True,
+    b"get\x00": True, b"get": True, b"\r\nget ": True}
+LINE_ENDINGS = {  # what follows the key: flushes? (the line must be read to its \r\n, alone)
+    b"\n": True, b"\r": True, b"\r\r\n": False, b"\n\r": True, b" \r\n": False,
+    b"\r\n\r\n": True, b"\r\nX": True, b"\t\r\n": False, b"\x00\r\n": False, b"\x7f\r\n": False,
+    b"": True, b"\r\n ": True, b"\r\nget k\r\n": True, b"\r\ndelete hello\r\n": True}
 
 
 def _case_strategies():
-    """(what is off, answered?, Get fields). answered None: the model decides (the change may
+    """(what is off, answered?, flushed?, Get fields). None: the model decides (the change may
     turn the key into another cached key, or the rule is a known deviation)."""
     yes, no = True, False
-    edge_bytes = st.sampled_from([0x00, 0x01, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x7F])
+    edge_bytes = st.sampled_from([0x00, 0x01, 0x09, 0x0D, 0x1F, 0x20, 0x7F])
     return [
         # benign: still a clean GET
-        st.builds(lambda r: ("request id", yes, {"rid": r}), st.integers(0, 0xFFFF)),
-        st.builds(lambda p: ("source port", yes, {"sport": p}), ports16),
-        st.builds(lambda b: ("Ethernet padding", yes, {"pad": b}),
+        st.builds(lambda r: ("request id", yes, no, {"rid": r}), st.integers(0, 0xFFFF)),
+        st.builds(lambda p: ("source port", yes, no, {"sport": p}), ports16),
+        st.builds(lambda b: ("Ethernet padding", yes, no, {"pad": b}),
                   st.binary(min_size=1, max_size=60)),
-        st.builds(lambda m: ("destination MAC", yes, {"eth_dst": m}),
+        st.builds(lambda m: ("destination MAC", yes, no, {"eth_dst": m}),
                   st.sampled_from([w.UNKNOWN_MAC, w.CLIENT_MAC, w.AGENT_MAC])),
-        st.builds(lambda a: ("destination IP (another server)", None, {"dst": a}),
+        st.builds(lambda a: ("destination IP (another server)", None, no, {"dst": a}),
                   st.one_of(st.just(SERVER2_IP), st.integers(1, 0xDFFFFFFF))),
-        st.builds(lambda a: ("allowed source", yes, {"src": a}), st.sampled_from(CLIENTS)),
-        st.builds(lambda f: ("DF / reserved flag", yes, {"ip": {"flags": f}}),
+        st.builds(lambda a: ("allowed source", yes, no, {"src": a}), st.sampled_from(CLIENTS)),
+        st.builds(lambda f: ("DF / reserved flag", yes, no, {"ip": {"flags": f}}),
                   st.sampled_from([2, 4, 6])),
-        st.builds(lambda t: ("TTL", yes, {"ip": {"ttl": t}}), st.integers(0, 255)),
-        get_case("right UDP checksum", yes, udp_checksum="right"),
-        # the command line
-        st.builds(lambda c: ("command spelling", no, {"line": c}), st.sampled_from(
-            [b"GET ", b"Get ", b"gEt ", b"gets ", b"gat ", b"ge ", b"getx ", b"xget ", b" get ",
-             b"get  ", b"get\t", b"get\x00", b"get"]).map(lambda c: c + b"KEY\r\n")),
-        st.builds(lambda t: ("line ending", no, {"line": b"get KEY" + t}), st.sampled_from(
-            [b"\n", b"\r", b"\r\r\n", b"\n\r", b" \r\n", b"\r\n\r\n", b"\r\nX", b"\t\r\n",
-             b"\x00\r\n", b"\x7f\r\n", b"", b"\r\n "])),
-        st.builds(lambda k2: ("second key", no, {"line": b"get KEY " + k2 + b"\r\n"}),
+        st.builds(lambda t: ("TTL", yes, no, {"ip": {"ttl": t}}), st.integers(0, 255)),
+        get_case("right UDP checksum", yes, no, udp_checksum="right"),
+        # the command line: a read (forwarded), flushing if it is not exactly one line
+        st.builds(lambda c: ("command spelling", no, COMMAND_SPELLINGS[c],
+                             {"line": c + b"KEY\r\n"}), st.sampled_from(list(COMMAND_SPELLINGS))),
+        st.builds(lambda t: ("line ending", no, LINE_ENDINGS[t], {"line": b"get KEY" + t}),
+                  st.sampled_from(list(LINE_ENDINGS))),
+        st.builds(lambda k2: ("second key", no, no, {"line": b"get KEY " + k2 + b"\r\n"}),
                   st.sampled_from(KEYS)),
-        st.builds(lambda i, b: ("key byte blank/control/DEL", no, {"key_byte": (i, b)}),
+        st.builds(lambda n: ("many keys (REST_MAX)", no, n > co.REST_MAX,
+                             {"line": b"get KEY" + (b" k" * 200)[:n] + b"\r\n"}),
+                  st.sampled_from([1, 2, 254, 255, 256, 300])),
+        st.builds(lambda i, b: ("key byte blank/control/DEL", no, no, {"key_byte": (i, b)}),
                   st.integers(0, 63), edge_bytes),
-        st.builds(lambda i, b: ("key byte changed", None, {"key_byte": (i, b)}),
+        # a bare \n after the key: memcached runs what follows as a second command
+        st.builds(lambda i: ("key byte \\n", no, None, {"key_byte": (i, 0x0A)}),
+                  st.integers(0, 63)),
+        st.builds(lambda i, b: ("key byte changed", None, no, {"key_byte": (i, b)}),
                   st.integers(0, 63), st.integers(0x21, 0xFF)),
-        st.builds(lambda b: ("key one byte longer", None, {"key_extra": b}),
+        st.builds(lambda b: ("key one byte longer", None, no, {"key_extra": b}),
                   st.integers(0x21, 0xFF)),
-        get_case("key one byte shorter", None, key_cut=1),
-        get_case("key of 65 bytes", no, line=b"get " + b"K" * 65 + b"\r\n"),
-        get_case("empty key", no, line=b"get \r\n"),
+        get_case("key one byte shorter", None, no, key_cut=1),
+        st.builds(lambda n: ("key of 65..250 bytes", no, n - co.KMAX > co.REST_MAX,
+                             {"line": b"get " + b"K" * n + b"\r\n"}),
+                  st.sampled_from([65, 66, 200, 250, 319, 320])),
+        get_case("empty key", no, no, line=b"get \r\n"),
         # the frame header
-        st.builds(lambda s: ("frame header seq", no, {"seq": s}), st.integers(1, 0xFFFF)),
-        st.builds(lambda t: ("frame header total", no, {"total": t}),
+        st.builds(lambda s: ("frame header seq", no, yes, {"seq": s}), st.integers(1, 0xFFFF)),
+        st.builds(lambda t: ("frame header total", no, yes, {"total": t}),
                   st.integers(0, 0xFFFF).filter(lambda t: t != 1)),
-        st.builds(lambda r: ("frame header reserved", no, {"reserved": r}),
+        st.builds(lambda r: ("frame header reserved", no, yes, {"reserved": r}),
                   st.integers(1, 0xFFFF)),
         # lengths
-        st.builds(lambda d: ("UDP length", no, {"udp_len_delta": d}),
+        st.builds(lambda d: ("UDP length", no, yes, {"udp_len_delta": d}),
                   st.integers(-30, 30).filter(bool)),
-        st.builds(lambda d: ("IPv4 total length", no, {"ip_len_delta": d}),
+        st.builds(lambda d: ("IPv4 total length", no, yes, {"ip_len_delta": d}),
                   st.integers(-30, 30).filter(bool)),
-        st.builds(lambda d, b: ("trailing bytes inside the datagram", no,
+        st.builds(lambda d, b: ("trailing bytes inside the datagram", no, yes,
                                 {"udp_len_delta": d, "ip_len_delta": d, "pad": b}),
                   st.integers(1, 8), st.binary(min_size=8, max_size=8)),
-        st.builds(lambda n: ("frame cut short", no, {"cut_from_end": n}),
+        st.builds(lambda n: ("frame cut short", no, None, {"cut_from_end": n}),
                   st.integers(1, 20)),
         # IPv4 / Ethernet
-        st.builds(lambda d: ("IPv4 checksum", no, {"checksum_delta": d}),
+        st.builds(lambda d: ("IPv4 checksum", no, no, {"checksum_delta": d}),
                   st.integers(1, 0xFFFE)),
-        st.builds(lambda n: ("IPv4 options", no, {"ip": {"options": b"\x01" * (4 * n)}}),
+        st.builds(lambda n: ("IPv4 options", no, yes, {"ip": {"options": b"\x01" * (4 * n)}}),
                   st.integers(1, 10)),
-        st.builds(lambda n: ("IHL below 5", no, {"ip": {"ihl": n}}), st.integers(0, 4)),
-        get_case("more fragments", no, ip={"flags": 1}),
-        st.builds(lambda o: ("fragment offset", no, {"ip": {"frag": o}}),
+        st.builds(lambda n: ("IHL below 5", no, no, {"ip": {"ihl": n}}), st.integers(0, 4)),
+        get_case("more fragments", no, yes, ip={"flags": 1}),
+        st.builds(lambda o: ("fragment offset", no, no, {"ip": {"frag": o}}),
                   st.integers(1, 0x1FFF)),
-        st.builds(lambda p: ("IP protocol", no, {"ip": {"proto": p}}),
+        st.builds(lambda p: ("IP protocol", no, no, {"ip": {"proto": p}}),
                   st.integers(0, 255).filter(lambda p: p != 17)),
-        st.builds(lambda t: ("EtherType", no, {"ethertype": t}),
+        st.builds(lambda t: ("EtherType", no, no, {"ethertype": t}),
                   st.sampled_from([0x86DD, 0x8100, 0x0806, 0x0801, 0x0000])),
-        st.builds(lambda p: ("destination port", no, {"dport": p}),
+        st.builds(lambda p: ("destination port", no, no, {"dport": p}),
                   ports16.filter(lambda p: p not in (co.MEMCACHED_PORT, co.CTRL_PORT))),
-        get_case("destination port 11311 (control)", None, dport=co.CTRL_PORT),
-        st.builds(lambda a: ("source outside the allow-list", no, {"src": a}),
+        get_case("destination port 11311 (control)", None, no, dport=co.CTRL_PORT),
+        st.builds(lambda a: ("source outside the allow-list", no, no, {"src": a}),
                   st.sampled_from(STRANGERS)),
-        st.builds(lambda v: ("IPv4 version", no, {"ip": {"version": v}}),
+        st.builds(lambda v: ("IPv4 version", no, no, {"ip": {"version": v}}),
                   st.integers(0, 15).filter(lambda v: v != 4)),
         st.builds(lambda c: ("wrong UDP checksum (not verified: docs/dataplane.md, Limits)",
-                             yes, {"udp_checksum": c}), st.integers(1, 0xFFFF)),
+                             yes, no, {"udp_checksum": c}), st.integers(1, 0xFFFF)),
     ]
 
 
@@ -250,34 +328,44 @@ def apply_case(key: bytes, changes: dict) -> Get:
 @property_test
 @given(key=cached_keys, case=get_cases)
 def test_get_with_one_field_off(rig, key, case):
-    name, expect, changes = case
+    name, expect, flush, changes = case
     ensure_valid(rig, key)
     for other in KEYS:  # a changed key may name another cached key: its slot is valid too
         ensure_valid(rig, other)
     g = apply_case(key, changes)
+    gen = rig.generation()
     v = rig.send(CLIENT_PORT, g.frame())
     if expect is not None:
         assert (v.kind == "answered") == expect, f"{name}: model says {v.kind} ({v.reason})"
+    if flush is not None:
+        assert flushed(rig, gen) == flush, f"{name}: model says {v.reason}"
     if v.kind != "answered":
-        assert not v.writes
+        assert v.kind != "dropped" or g.eth_dst == w.UNKNOWN_MAC or g.dport == co.CTRL_PORT, \
+            v.reason
+        assert not v.writes or v.flush and v.writes == [(co.GENERATION, 0, rig.generation())]
+    if flushed(rig, gen):  # no slot answers any more
+        assert not any(rig.answers(s) for s in CACHED.values())
+        assert rig.send(CLIENT_PORT, Get(key).frame()).kind == "forwarded"
 
 
 @property_test
 @given(key=st.sampled_from(sorted(set(CACHED) | set(CACHED2))), rid=st.integers(0, 0xFFFF),
-       write=st.booleans(), cmd=write_commands)
-def test_values_are_served_and_invalidated_per_server(rig, key, rid, write, cmd):
+       write=st.booleans(), cmd=write_commands, tail=st.sampled_from(ONE_LINE_TAILS))
+def test_values_are_served_and_invalidated_per_server(rig, key, rid, write, cmd, tail):
     """cache_lookup holds (server, key): a GET to server 2 is answered from server 2's slot only,
-    and a write to one server's key leaves the other server's slot alone."""
+    and a one-line write to one server's key leaves the other server's slot alone."""
     for k in CACHED:
         ensure_valid(rig, k)
     for k, slot in CACHED2.items():
-        if not rig.model.regs["slot_valid"][slot]:
+        if not rig.model.answers(slot):
             rig.fill(slot, b"server 2 " + k)
     if write:
-        v = rig.send(CLIENT_PORT, Write(cmd, key, dst=SERVER2_IP).frame())
+        gen = rig.generation()
+        v = rig.send(CLIENT_PORT, Write(cmd, key, dst=SERVER2_IP, tail=tail).frame())
         assert v.slot == CACHED2.get(key)
+        assert not flushed(rig, gen), v.reason
         if key in CACHED:
-            assert rig.cells("slot_valid")[CACHED[key]] == 1
+            assert rig.answers(CACHED[key])
     g = Get(key, rid=rid, dst=SERVER2_IP, eth_dst=w.SERVER2_MAC)
     v = rig.send(CLIENT_PORT, g.frame())
     assert (v.kind == "answered") == (key in CACHED2 and not write), v.reason
@@ -285,18 +373,15 @@ def test_values_are_served_and_invalidated_per_server(rig, key, rid, write, cmd)
         assert v.slot == CACHED2[key]
 
 
-# -- 3. writes with one field off: invalidate exactly the slot of the key, or nothing
-
-WRITE_TAILS = [b" 0 0 5\r\nhello\r\n", b" 0\r\n", b" 1 noreply\r\n", b"\r\n", b"", b" ",
-               b"\t", b"\x00", b"\x7f", b"\x01garbage", b" \xff\xfe"]
-
+# -- 3. writes with one field off: invalidate exactly the slot of the key, or nothing; flush
+# whenever the datagram is not exactly one command line with a key
 
 @dataclass
 class Write:
     cmd: bytes
     key: bytes
     blanks: int = 1
-    tail: bytes = b" 0 0 1\r\nx\r\n"
+    tail: bytes = b" 0\r\n"
     src: int = CLIENTS[0]
     sport: int = 40001
     dport: int = co.MEMCACHED_PORT
@@ -328,44 +413,50 @@ class Write:
         return f
 
 
+TAIL = "tail"  # flushes iff the tail holds more than the one line (or does not end it)
+
+
 def _write_cases():
+    """(what is off, invalidates the key?, flushes?, Write fields); None: the model decides."""
     yes, no = True, False
     return [
-        st.builds(lambda n: ("1..4 blanks", yes, {"blanks": n}), st.integers(1, 4)),
-        st.builds(lambda n: ("more than 4 blanks (unsafe: dropped)", no, {"blanks": n}),
-                  st.integers(5, 9)),
-        get_case("no blank", no, blanks=0),
-        st.builds(lambda t: ("whatever follows the key", yes, {"tail": t}),
+        st.builds(lambda n: ("1..4 blanks", yes, TAIL, {"blanks": n}), st.integers(1, 4)),
+        st.builds(lambda n: ("more than 4 blanks (the key is not read: flush)", no, yes,
+                             {"blanks": n}), st.integers(5, 9)),
+        get_case("no blank", no, yes, blanks=0),
+        st.builds(lambda t: ("whatever follows the key", yes, TAIL, {"tail": t}),
                   st.sampled_from(WRITE_TAILS)),
-        st.builds(lambda t: ("key continues", None, {"tail": t}),
+        st.builds(lambda t: ("key continues", None, None, {"tail": t}),
                   st.binary(min_size=1, max_size=4).filter(lambda t: t[0] > 0x20 and t[0] != 0x7F)),
-        st.builds(lambda h: ("bad frame header", yes, {"hdr": h}),
+        st.builds(lambda h: ("bad frame header", yes, yes, {"hdr": h}),
                   st.tuples(st.integers(0, 0xFFFF), st.integers(1, 9), st.integers(0, 9),
                             st.integers(1, 0xFFFF))),
-        st.builds(lambda d: ("IPv4 checksum", yes, {"checksum_delta": d}),
-                  st.integers(1, 0xFFFE)),
-        st.builds(lambda d: ("UDP length", yes, {"udp_len_delta": d}), st.integers(-40, 40)),
-        st.builds(lambda d: ("IPv4 total length", yes, {"ip_len_delta": d}),
-                  st.integers(-40, 40)),
-        st.builds(lambda v: ("IPv4 version not 4 (not IPv4: no host takes it)", no,
+        st.builds(lambda d: ("IPv4 checksum (not looked at for writes)", yes, TAIL,
+                             {"checksum_delta": d}), st.integers(1, 0xFFFE)),
+        st.builds(lambda d: ("UDP length", yes, yes, {"udp_len_delta": d}),
+                  st.integers(-40, 40).filter(bool)),
+        st.builds(lambda d: ("IPv4 total length", yes, yes, {"ip_len_delta": d}),
+                  st.integers(-40, 40).filter(bool)),
+        st.builds(lambda v: ("IPv4 version not 4 (not IPv4: no host takes it)", no, no,
                              {"ip": {"version": v}}), st.integers(0, 15).filter(lambda v: v != 4)),
-        st.builds(lambda b: ("Ethernet padding", yes, {"pad": b}),
+        st.builds(lambda b: ("Ethernet padding", yes, TAIL, {"pad": b}),
                   st.binary(min_size=1, max_size=30)),
-        get_case("frame ends right after the key", yes, tail=b""),
-        st.builds(lambda n: ("frame ends inside the key", None, {"cut_after_key": n}),
+        get_case("frame ends right after the key", yes, yes, tail=b""),
+        st.builds(lambda n: ("frame ends inside the key", None, yes, {"cut_after_key": n}),
                   st.integers(0, 63)),
-        st.builds(lambda a: ("from anyone", yes, {"src": a}),
+        st.builds(lambda a: ("from anyone", yes, TAIL, {"src": a}),
                   st.sampled_from(CLIENTS + STRANGERS + (AGENT_IP,))),
-        st.builds(lambda o: ("later fragment", no, {"ip": {"frag": o}}), st.integers(1, 0x1FFF)),
-        st.builds(lambda p: ("IP protocol", no, {"ip": {"proto": p}}),
+        st.builds(lambda o: ("later fragment", no, no, {"ip": {"frag": o}}),
+                  st.integers(1, 0x1FFF)),
+        st.builds(lambda p: ("IP protocol", no, no, {"ip": {"proto": p}}),
                   st.integers(0, 255).filter(lambda p: p != 17)),
-        st.builds(lambda p: ("destination port", no, {"dport": p}),
+        st.builds(lambda p: ("destination port", no, no, {"dport": p}),
                   ports16.filter(lambda p: p not in (co.MEMCACHED_PORT, co.CTRL_PORT))),
-        get_case("first fragment (MF)", yes, ip={"flags": 1}),
-        st.builds(lambda n: ("IPv4 options", yes, {"ip": {"options": b"\x01" * (4 * n)}}),
+        get_case("first fragment (MF)", yes, yes, ip={"flags": 1}),
+        st.builds(lambda n: ("IPv4 options", yes, yes, {"ip": {"options": b"\x01" * (4 * n)}}),
                   st.integers(1, 10)),
-        get_case("to another server", no, dst=SERVER2_IP),
-        st.builds(lambda t: ("65-byte key starting with a cached 64-byte key", no,
+        get_case("to another server", no, TAIL, dst=SERVER2_IP),
+        st.builds(lambda t: ("65-byte key starting with a cached 64-byte key", no, TAIL,
                              {"key": b"K" * 64 + t}), st.binary(min_size=1, max_size=3).filter(
             lambda t: all(b > 0x20 and b != 0x7F for b in t))),
     ]
@@ -375,55 +466,59 @@ write_cases = st.one_of(_write_cases())
 
 
 @property_test
-@given(key=cached_keys, cmd=write_commands, case=write_cases, other=cached_keys)
-def test_write_with_one_field_off(rig, key, cmd, case, other):
-    name, expect, changes = case
+@given(key=cached_keys, cmd=write_commands, case=write_cases, other=cached_keys,
+       tail=st.sampled_from(ONE_LINE_TAILS + DATA_BLOCK_TAILS))
+def test_write_with_one_field_off(rig, key, cmd, case, other, tail):
+    name, expect, flush, changes = case
     slot = CACHED[key]
     ensure_valid(rig, key)
     ensure_valid(rig, other)
     changes = dict(changes)
+    changes.setdefault("tail", tail)
+    if "cut_after_key" in changes:
+        changes["cut_after_key"] %= len(changes.get("key", key))
+    if flush == TAIL:
+        flush = LineRule.of(b"set k" + changes["tail"]).expect_flush(rig)
+    gen = rig.generation()
     v = rig.send(CLIENT_PORT, Write(cmd, changes.pop("key", key), **changes).frame())
-    assert v.kind in ("forwarded", "dropped")
+    assert v.kind == "forwarded", v.reason
     if expect is not None:
         assert (v.slot == slot) == expect, f"{name}: model says {v.reason}"
+    if flush is not None:
+        assert flushed(rig, gen) == flush, f"{name}: model says {v.reason}"
     # the check already compared every register; say it in terms of the slots too
     assert rig.cells("slot_valid")[slot] == (0 if v.slot == slot else 1)
+    assert rig.cells("slot_written")[slot] == (1 if v.slot == slot else 0)
     if other != key and v.slot != CACHED[other]:
-        assert rig.cells("slot_valid")[CACHED[other]] == 1
+        assert rig.answers(CACHED[other]) == (not flushed(rig, gen))
 
 
 @property_test
 @given(cmd=st.one_of(write_commands, st.sampled_from(
            [b"SET", b"Set", b"get", b"gets", b"gat", b"gats", b"mn", b"flush_all", b"flush_al",
             b"flush_alx", b"sets", b"settt", b"verbosity", b"incr\x00", b"s\xe5t", b"\x80",
-            b"\x80\x01"])),
+            b"\x80\x01", b"", b"\r\n", b"\n"])),
        key=st.one_of(cached_keys, st.sampled_from(UNCACHED),
                      st.binary(min_size=1, max_size=70)), blanks=st.integers(0, 6),
-       tail=st.sampled_from(WRITE_TAILS))
+       tail=st.sampled_from(WRITE_TAILS + ONE_LINE_TAILS + DATA_BLOCK_TAILS))
 def test_write_like_lines(rig, cmd, key, blanks, tail):
     """Any command word, any key bytes: a write command with 1..4 blanks and a cached key
-    invalidates that key's slot and nothing else; unsafe commands are dropped."""
+    invalidates that key's slot and nothing else; anything but exactly one get, gets or keyed
+    write line flushes; nothing is dropped."""
     for k in KEYS:
         ensure_valid(rig, k)
+    line = cmd + b" " * blanks + key + tail
+    rule = LineRule.of(line)
+    gen = rig.generation()
     v = rig.send(CLIENT_PORT, Write(cmd, key, blanks=blanks, tail=tail).frame())
-    rest = b" " * blanks + key + tail
-    token = _first_token(rest.lstrip(b" "))
-    nblanks = len(rest) - len(rest.lstrip(b" "))
-    word = _first_token(cmd + rest)
-    is_write = word == cmd and cmd in co.WRITE_COMMANDS and nblanks >= 1
-    # a line of fewer than 4 bytes ending the frame is not looked at (see cache_oracle)
-    unsafe = len(cmd + rest) >= 4 and (
-        word in (b"gat", b"gats") or word.startswith(b"flush_al") or cmd[:1] == b"\x80"
-        or (is_write and nblanks > 4))
-    invalidates = is_write and nblanks <= 4 and token in CACHED
-    if v.kind != "answered":  # "get" + key + "\r\n" is a clean GET
-        assert v.slot == (CACHED[token] if invalidates else None), v.reason
-    assert (v.kind == "dropped") == unsafe, v.reason
-
-
-def _first_token(data: bytes) -> bytes:
-    end = next((i for i, b in enumerate(data) if b <= 0x20 or b == 0x7F), len(data))
-    return data[:end]
+    assert v.kind in ("answered", "forwarded"), v.reason
+    if v.kind == "answered":  # "get" + key + "\r\n" is a clean GET
+        assert line == b"get " + key + b"\r\n" and key in CACHED
+    else:
+        assert v.slot == CACHED.get(rule.invalidates), v.reason
+    expect = rule.expect_flush(rig)
+    if expect is not None:
+        assert flushed(rig, gen) == expect, v.reason
 
 
 # -- 4. control datagrams
@@ -463,6 +558,7 @@ def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
                 length=8 + len(payload) + udp_len_delta)
     frame = w.ether(w.ipv4(seg, src=src, dst=SERVER_IP), src=w.AGENT_MAC)
     before = {n: list(rig.cells(n)) for n in co.STATE_REGS}
+    gen = rig.generation()
     if via == "packet-out":
         v = rig.send_out(frame, SERVER_PORT)
     else:
@@ -476,6 +572,7 @@ def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
         assert v.kind == "acked" and v.status is not None
         if v.status != co.STATUS_APPLIED:
             assert all(rig.cells(n) == before[n] for n in co.STATE_REGS)
+    assert not flushed(rig, gen)  # control datagrams never flush
 
 
 # -- 5. anything at all in the UDP payload, and sequences of operations
@@ -493,6 +590,9 @@ def test_arbitrary_udp_payload(rig, payload, dport, src, port, out):
         rig.send(port, frame)
 
 
+FLUSHING_LINES = [b"flush_all\r\n", b"get zz\r\ndelete hello\r\n", b"version\r\n",
+                  b" delete k\r\n", b"set k 0 0 1\r\nx\r\n", b"gat 0 k\r\n", b"\r\n"]
+
 op_strategy = st.one_of(
     st.tuples(st.just("get"), st.one_of(cached_keys, st.sampled_from(UNCACHED)),
               st.sampled_from(CLIENTS + STRANGERS)),
@@ -500,21 +600,26 @@ op_strategy = st.one_of(
     st.tuples(st.just("update"), cached_keys, st.binary(max_size=64), st.integers(-1, 2)),
     st.tuples(st.just("invalidate"), st.one_of(cached_keys, st.sampled_from(UNCACHED))),
     st.tuples(st.just("read"), cached_keys),
+    st.tuples(st.just("flush"), st.sampled_from(FLUSHING_LINES)),
 )
 
 
 @property_test
 @given(ops=st.lists(op_strategy, min_size=1, max_size=25))
 def test_sequences_of_operations(rig, ops):
-    """Interleaved GETs, writes and control datagrams: the model and the switch stay in step
-    (the check after each frame), and a key answers iff its slot is valid."""
+    """Interleaved GETs, writes, flushes and control datagrams: the model and the switch stay in
+    step (the check after each frame), a key answers iff its slot is valid and of the current
+    generation, a flush stops every slot, and a refill is applied only to a slot invalidated
+    since the last flush."""
+    # Slots not invalidated (OP_UPDATE, length 0) since a flush of this example: no refill of
+    # them may be applied.
+    unstamped: set[int] = set()
     for op in ops:
         if op[0] == "get":
             _, key, src = op
-            v = rig.send(CLIENT_PORT, Get(key, src=src).frame())
             slot = CACHED.get(key)
-            answers = (slot is not None and src in CLIENTS
-                       and rig.model.regs["slot_valid"][slot] == 1)
+            answers = slot is not None and src in CLIENTS and rig.model.answers(slot)
+            v = rig.send(CLIENT_PORT, Get(key, src=src).frame())
             assert (v.kind == "answered") == answers
         elif op[0] == "write":
             rig.send(CLIENT_PORT, Write(op[1], op[2]).frame())
@@ -523,14 +628,77 @@ def test_sequences_of_operations(rig, ops):
             slot = CACHED[key]
             ver = max(0, rig.next_version(slot) + dv)
             payload = w.ctrl_hdr(co.OP_UPDATE, slot, ver, len(body)) + body
-            rig.send_out(rig.ctrl_frame(payload), CLIENT_PORT)
+            v = rig.send_out(rig.ctrl_frame(payload), CLIENT_PORT)
+            if v.status == co.STATUS_APPLIED:
+                if body:
+                    assert slot not in unstamped, "a refill applied across a flush"
+                else:
+                    unstamped.discard(slot)
         elif op[0] == "invalidate":
             rig.send(3, rig.ctrl_frame(w.ctrl_hdr(co.OP_INVALIDATE_KEY) + op[1] + b"\r\n"))
+        elif op[0] == "flush":
+            gen = rig.generation()
+            frame = w.udp_frame(w.memcache_hdr(3) + op[1], src=CLIENTS[0], dst=SERVER_IP,
+                                sport=40002, dport=co.MEMCACHED_PORT)
+            v = rig.send(CLIENT_PORT, frame)
+            assert v.kind == "forwarded" and rig.generation() == (gen + 1) & co.MASK32
+            assert not any(rig.answers(s) for s in CACHED.values())
+            unstamped = set(CACHED.values())
         else:
             slot = CACHED[op[1]]
             v = rig.send_out(rig.ctrl_frame(w.ctrl_hdr(co.OP_READ, slot)), CLIENT_PORT)
-            valid = rig.cells("slot_valid")[slot]
-            assert v.status == (co.STATUS_VALID if valid else co.STATUS_INVALID)
+            assert v.status == (co.STATUS_VALID if rig.answers(slot) else co.STATUS_INVALID)
+
+
+# -- 6. the flush rules, on command lines built from their parts
+
+
+printable = st.binary(min_size=1, max_size=1).filter(lambda b: b[0] > 0x20 and b[0] != 0x7F)
+line_keys = st.one_of(
+    cached_keys, st.sampled_from(UNCACHED), st.just(b""),
+    st.builds(lambda c, n: c * n, printable,
+              st.sampled_from([63, 64, 65, 100, 200, 250, 319, 320])))
+line_rests = st.one_of(
+    st.just(b""), st.sampled_from([b" 0", b" 0 0 5", b" noreply", b" k hello", b" \x00", b"\t1"]),
+    st.builds(lambda n: (b" k" * 200)[:n], st.sampled_from([1, 2, 190, 191, 254, 255, 256])))
+
+
+@property_test
+@given(lead=st.sampled_from([b"", b"", b"", b"", b" ", b"  ", b"\r\n", b"\n"]),
+       word=st.sampled_from([b"get", b"gets", b"set", b"delete", b"incr", b"touch", b"cas", b"md",
+                             b"mg", b"ms", b"ma", b"flush_all", b"gat", b"gats", b"version",
+                             b"stats", b"mn", b"me", b"GET", b"\x80"]),
+       blanks=st.sampled_from([0, 1, 1, 1, 2, 4, 5]), key=line_keys, rest=line_rests,
+       end=st.sampled_from([b"\r\n", b"\r\n", b"\r\n", b"\n", b"", b"\r", b"\r\r\n"]),
+       more=st.sampled_from([b"", b"", b"", b"delete hello\r\n", b"\r\n", b"x", b"\n",
+                             b"get k\r\n", b"\ndelete hello\r\n"]),
+       header_ok=st.sampled_from([True, True, True, False]))
+def test_command_lines_flush_or_not(rig, lead, word, blanks, key, rest, end, more, header_ok):
+    """A datagram built from a command line's parts: it flushes iff it is not exactly one
+    `get`, `gets` or keyed-write line; a write invalidates its key; a clean `get` is answered."""
+    ensure_valid(rig, b"hello")
+    if key in CACHED:
+        ensure_valid(rig, key)
+    line = lead + word + b" " * blanks + key + rest + end + more
+    rule = LineRule.of(line)
+    hdr = w.memcache_hdr(5) if header_ok else w.memcache_hdr(5, reserved=1)
+    frame = w.udp_frame(hdr + line, src=CLIENTS[1], dst=SERVER_IP, sport=40003,
+                        dport=co.MEMCACHED_PORT)
+    gen = rig.generation()
+    hello = rig.answers(CACHED[b"hello"])
+    v = rig.send(CLIENT_PORT, frame)
+    clean = header_ok and line == b"get " + key + b"\r\n" and key in CACHED
+    assert (v.kind == "answered") == bool(clean), v.reason
+    assert v.kind != "dropped", v.reason
+    if v.kind != "answered":
+        assert v.slot == CACHED.get(rule.invalidates), v.reason
+    expect = True if not header_ok else rule.expect_flush(rig)
+    if expect is not None:
+        assert flushed(rig, gen) == expect, f"{line!r}: model says {v.reason}"
+    if flushed(rig, gen) or rule.invalidates == b"hello":
+        assert not rig.answers(CACHED[b"hello"])
+    else:
+        assert rig.answers(CACHED[b"hello"]) == hello
 
 
 def test_the_suite_saw_every_verdict(rig):
@@ -540,4 +708,5 @@ def test_the_suite_saw_every_verdict(rig):
     kinds = rig.tally.kinds
     for kind in ("answered", "forwarded", "acked", "dropped", "sent"):
         assert kinds.get(kind, 0) > 0, kinds
+    assert rig.tally.flushes and rig.model.stats[co.STAT_FLUSH] == rig.counts()[co.STAT_FLUSH]
     assert rig.sw.stats.engine_errors == 0 and rig.sw.stats.assert_failures == 0
