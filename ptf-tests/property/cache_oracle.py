@@ -42,7 +42,8 @@ Rules the model applies (``predict``):
   (so every storage command with its data block), and every other datagram whose frame header
   was read: flush_all, gat, gats, the binary protocol, unknown or other commands (``version``),
   a line starting with a blank or a control byte, a line cut by the end of the frame. A flush
-  moves ``cache_generation`` on by one (32 bits, wrapping); the datagram is forwarded unchanged.
+  moves ``cache_generation`` on by one (64 bits: it never wraps in practice); the datagram is
+  forwarded unchanged.
 * Control (UDP to 11311, at least the 10-byte header): an acknowledgement (op & 0x80) is dropped,
   and so is a datagram with IPv4 options or MF set (an acknowledgement made from it in place
   would be malformed) and anything from a source that is neither a trusted agent nor the CPU.
@@ -83,6 +84,7 @@ CPU_PORT = 255
 MAX_BLANKS = 4
 REPLY_TTL = 64
 MASK32 = 0xFFFFFFFF
+MASK64 = (1 << 64) - 1
 
 WRITE_COMMANDS = frozenset(
     b"set add replace append prepend cas incr decr delete touch ms md ma mg".split())
@@ -109,7 +111,7 @@ STATS_COUNTER = "CacheIngress.stats.cache_stats"
 # line up to "\r\n" only, so a bare "\n" after the key hides a second command: no flush. With the
 # deviation the model reads on past a bare "\n" as the switch does; strictly it is a second line.
 BARE_LF = "bare-lf-hides-a-second-line"
-KNOWN_DEVIATIONS: frozenset[str] = frozenset({BARE_LF})
+KNOWN_DEVIATIONS: frozenset[str] = frozenset()  # BARE_LF fixed in the commit after 93900cb
 
 # Register arrays of the slot state and of the stored reply (cells per slot, cell width).
 # A reply of n bytes is stored as one chunk per set bit of (n - 1), 256 bytes down to 1, then a
@@ -447,7 +449,7 @@ class Oracle:
         if flush is not None:
             v.flush = flush
             v.reason += "; flush: " + flush
-            v.writes.append((GENERATION, 0, (self.generation + 1) & MASK32))
+            v.writes.append((GENERATION, 0, (self.generation + 1) & MASK64))
             v.counts.append(STAT_FLUSH)
         return v
 

@@ -641,7 +641,7 @@ def test_sequences_of_operations(rig, ops):
             frame = w.udp_frame(w.memcache_hdr(3) + op[1], src=CLIENTS[0], dst=SERVER_IP,
                                 sport=40002, dport=co.MEMCACHED_PORT)
             v = rig.send(CLIENT_PORT, frame)
-            assert v.kind == "forwarded" and rig.generation() == (gen + 1) & co.MASK32
+            assert v.kind == "forwarded" and rig.generation() == (gen + 1) & co.MASK64
             assert not any(rig.answers(s) for s in CACHED.values())
             unstamped = set(CACHED.values())
         else:

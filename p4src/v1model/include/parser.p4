@@ -171,6 +171,9 @@ parser CacheParser(packet_in packet,
     state parse_rest {
         transition select(meta.rest_len, packet.lookahead<bit<16>>()) {
             (_, 0x0d0a): parse_crlf;
+            /* memcached also ends a line at a bare "\n": what follows may be another command,
+             * so such a line does not count as the datagram's only one. */
+            (_, 0x0a00 &&& 0xff00): parse_rest_overflow;
             (REST_MAX, _): parse_rest_overflow;
             default: parse_rest_byte;
         }

@@ -24,8 +24,9 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
     register<bit<1>>(CACHE_SLOTS) slot_written;
     register<version_t>(CACHE_SLOTS) slot_version;
     register<bit<16>>(CACHE_SLOTS) slot_len;
-    register<bit<32>>(CACHE_SLOTS) slot_generation;
-    register<bit<32>>(1) cache_generation;
+    /* 64 bits: no number of flushes can wrap a generation back to one a slot was filled in. */
+    register<bit<64>>(CACHE_SLOTS) slot_generation;
+    register<bit<64>>(1) cache_generation;
 
     register<bit<64>>(CACHE_SLOTS * 32) store_c256;
     register<bit<64>>(CACHE_SLOTS * 16) store_c128;
@@ -127,9 +128,9 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
         /* Packets that neither use a slot nor flush touch no register here. */
         if (meta.slot_op != SLOT_OP_NONE || meta.flush == 1) {
             bit<32> idx = (bit<32>)meta.slot;
-            bit<32> generation;
+            bit<64> generation;
             cache_generation.read(generation, 0);
-            bit<32> slot_gen = 0;
+            bit<64> slot_gen = 0;
             if (meta.slot < CACHE_SLOTS) {
                 slot_generation.read(slot_gen, idx);
             }
