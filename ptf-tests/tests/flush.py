@@ -1,19 +1,23 @@
-"""Commands the switch cannot follow are dropped (and counted STAT_UNSAFE), never forwarded:
-gat/gats (their keys come after the expiry time, possibly many), flush_all (empties every
-item), memcached's binary protocol, and writes whose key hides behind more blanks than the
-parser reads. Forwarding them would let memcached change items the switch keeps serving.
+"""Flushes: a datagram that may change items the switch cannot name invalidates every slot (of
+every server) before it is forwarded, unchanged, to memcached.
+
+Such datagrams are gat/gats (their keys follow the expiry time, possibly many), flush_all,
+memcached's binary protocol, unknown commands, writes whose key hides behind more blanks than
+the parser reads, and any datagram holding more than one command line (memcached runs them
+all), such as a storage command followed by its data block. After a flush, a refill prepared
+before it loses (STATUS_WRITTEN) until the slot is invalidated again with a newer version.
 """
 
 from __future__ import annotations
 
 import struct
 
-import ptf.testutils as tu
-from p4cache_ptf.base import CLIENT_PORT, P4CacheTest
+from p4cache_ptf.base import CLIENT_PORT, SERVER2_IP, SERVER_IP, SERVERS, P4CacheTest
+from scapy.packet import Packet
 
 from p4cache import dataplane as dp
 
-KEY = b"k"
+KEYS = [(b"k", 1, SERVER2_IP), (b"k", 2, SERVER_IP), (b"other", 3, SERVER_IP)]
 
 
 def binary_request(opcode: int, extras: bytes, key: bytes, value: bytes) -> bytes:
@@ -23,28 +27,83 @@ def binary_request(opcode: int, extras: bytes, key: bytes, value: bytes) -> byte
             + extras + key + value)
 
 
-UNSAFE = [
+FLUSHING = [
     ("gat", b"gat 0 k\r\n"),
     ("gat, two keys", b"gat 100 k other\r\n"),
     ("gats", b"gats 0 k\r\n"),
     ("flush_all", b"flush_all\r\n"),
     ("flush_all delayed, noreply", b"flush_all 10 noreply\r\n"),
-    ("binary protocol get", binary_request(0x00, b"", KEY, b"")),
-    ("binary protocol set", binary_request(0x01, bytes(8), KEY, b"v")),
-    ("binary protocol delete", binary_request(0x04, b"", KEY, b"")),
+    ("binary protocol get", binary_request(0x00, b"", b"k", b"")),
+    ("binary protocol set", binary_request(0x01, bytes(8), b"k", b"v")),
+    ("binary protocol delete", binary_request(0x04, b"", b"k", b"")),
     ("write behind 5 blanks", b"delete     k\r\n"),
     ("set behind 9 blanks", b"set         k 0 0 1\r\nx\r\n"),
+    ("storage command and its data block", b"set unrelated 0 0 3\r\nabc\r\n"),
+    ("a write after a get", b"get a\r\ndelete k\r\n"),
+    ("a write after a write", b"delete a\r\ndelete k\r\n"),
+    ("unknown command", b"stats\r\n"),
 ]
 
 
-class UnsafeDropped(P4CacheTest):
+class FlushTest(P4CacheTest):
+    def ask(self, key: bytes, server: str, rid: int) -> Packet:
+        return self.get_frame(key, rid, dst_mac=SERVERS[server][1], dst_ip=server)
+
+    def reply(self, key: bytes, slot: int) -> bytes:
+        return dp.render_value_reply(key, slot, b"value of slot %d" % slot)
+
+
+class FlushInvalidatesEverything(FlushTest):
+    """Each flushing datagram is forwarded unchanged and counted; afterwards no slot answers,
+    an old refill is refused, and a refill after a newer invalidation serves again."""
+
     def runTest(self) -> None:
-        reply = dp.render_value_reply(KEY, 0, b"v")
-        self.cache(KEY, 1, reply)
-        for i, (name, line) in enumerate(UNSAFE):
+        version = {slot: 1 for _, slot, _ in KEYS}
+        for key, slot, server in KEYS:
+            self.cache(key, slot, self.reply(key, slot), server=server)
+        for i, (name, payload) in enumerate(FLUSHING, start=1):
             with self.subTest(case=name):
-                self.send(CLIENT_PORT, self.udp_frame(dp.memcache_frame(i, line)))
-                tu.verify_no_other_packets(self)
-        self.assert_stats(unsafe=len(UNSAFE), update=1)
-        # Nothing reached memcached, so nothing changed there: the entry stays valid.
-        self.expect_hit(self.get_frame(KEY, 99), dp.get_reply(99, reply))
+                for key, slot, server in KEYS:
+                    self.expect_hit(self.ask(key, server, slot),
+                                    dp.get_reply(slot, self.reply(key, slot)))
+                self.expect_forwarded(self.udp_frame(dp.memcache_frame(i, payload)))
+                self.assertEqual(self.stats()[dp.STAT_FLUSH], i, "flushes counted")
+                for key, slot, server in KEYS:
+                    self.expect_forwarded(self.ask(key, server, 100 + slot), CLIENT_PORT,
+                                          SERVERS[server][0])
+                    ack = self.ctrl(dp.read_datagram(slot), quiet=False)
+                    self.assertEqual(ack.status, dp.STATUS_INVALID, f"slot {slot} after a flush")
+                    # A fill prepared before the flush loses, whatever its version.
+                    version[slot] += 1
+                    ack = self.update(slot, version[slot], self.reply(key, slot), quiet=False)
+                    self.assertEqual(ack.status, dp.STATUS_WRITTEN, f"slot {slot}: {ack}")
+                    version[slot] = self.refill(slot, self.reply(key, slot), version[slot] + 1,
+                                                server=server)
+        n = len(FLUSHING)
+        self.assert_stats(flush=n, hit=3 * n, miss=3 * n, update=3 + 6 * n, stale=3 * n)
+
+
+class WriteAndFlushRaces(FlushTest):
+    """An invalidation that is not newer than the slot does not undo a flush; a flush does not
+    unmark `written` left by a write; invalidations after a flush apply to every slot."""
+
+    def runTest(self) -> None:
+        r = self.reply(b"k", 1)
+        self.cache(b"k", 1, r, version=5)
+        self.expect_forwarded(self.udp_frame(dp.memcache_frame(1, b"flush_all\r\n")))
+        self.assertEqual(self.update(1, 5, b"").status, dp.STATUS_STALE)
+        self.assertEqual(self.update(1, 6, r).status, dp.STATUS_WRITTEN)
+        self.expect_forwarded(self.get_frame(b"k", 2))
+        # A write, then a flush: one newer invalidation clears both.
+        self.expect_forwarded(self.udp_frame(dp.memcache_frame(3, b"delete k\r\n")))
+        self.expect_forwarded(self.udp_frame(dp.memcache_frame(4, b"gat 1 k\r\n")))
+        self.assertEqual(self.update(1, 7, r).status, dp.STATUS_WRITTEN)
+        self.assertEqual(self.update(1, 8, b"").status, dp.STATUS_APPLIED)
+        self.assertEqual(self.update(1, 9, r).status, dp.STATUS_APPLIED)
+        self.expect_hit(self.get_frame(b"k", 5), dp.get_reply(5, r))
+        # A slot never filled before is subject to flushes too.
+        self.expect_forwarded(self.udp_frame(dp.memcache_frame(6, b"flush_all\r\n")))
+        self.assertEqual(self.update(77, 1, r).status, dp.STATUS_WRITTEN)
+        self.assertEqual(self.update(77, 2, b"").status, dp.STATUS_APPLIED)
+        self.assertEqual(self.update(77, 3, r).status, dp.STATUS_APPLIED)
+        self.assert_stats(flush=3, update=5, stale=4, miss=1, hit=1, invalidate=1)

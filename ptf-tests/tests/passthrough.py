@@ -2,8 +2,12 @@
 ``get <key>\\r\\n`` is forwarded to the server byte for byte, even when it names a cached key.
 
 Each test caches ``k`` and a 64-byte key first, so answering would be possible; every case must
-come out of the server's port unchanged, with no reply to the client, no hit and no miss counted
-(none of them is a cache candidate). A clean GET at the end shows the cache was live all along.
+come out of the server's port unchanged, with no reply to the client and no hit or miss counted
+(none is a cache candidate). memcached runs every command line of a datagram, so a datagram the
+switch cannot read to its end as exactly one line *flushes* the cache (every slot invalidated,
+STAT_FLUSH counted) before it goes on; each case says whether it does, and after a flush the
+slots are refilled the way the controller does it. A clean GET at the end shows the cache was
+live all along.
 """
 
 from __future__ import annotations
@@ -18,49 +22,69 @@ from p4cache import dataplane as dp
 KEY = b"k"
 KEY64 = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
 assert len(KEY64) == dp.KMAX
+FLUSH, KEEP = True, False
+
+Case = tuple[str, Packet | bytes, bool]  # name, frame, whether it flushes the cache
 
 
 class PassThroughTest(P4CacheTest):
-    cases: list[tuple[str, Packet | bytes]] = []
+    cases: list[Case] = []
 
-    def cases_to_send(self) -> list[tuple[str, Packet | bytes]]:
+    def cases_to_send(self) -> list[Case]:
         return self.cases
 
     def check_cases(self) -> None:
-        self.cache(KEY, 1, dp.render_value_reply(KEY, 0, b"v"))
-        self.cache(KEY64, 2, dp.render_value_reply(KEY64, 0, b"w"))
-        for name, frame in self.cases_to_send():
+        r1 = dp.render_value_reply(KEY, 0, b"v")
+        r2 = dp.render_value_reply(KEY64, 0, b"w")
+        self.cache(KEY, 1, r1)
+        self.cache(KEY64, 2, r2)
+        versions = {1: 1, 2: 1}
+        flushes = 0
+        for name, frame, flushes_cache in self.cases_to_send():
             with self.subTest(case=name):
                 self.expect_forwarded(frame)
-        self.assert_stats(update=2)
-        reply = dp.get_reply(1, dp.render_value_reply(KEY, 0, b"v"))
-        self.expect_hit(self.get_frame(KEY, 1), reply)
-        self.assert_stats(update=2, hit=1)
+                flushes += flushes_cache
+                self.assertEqual(self.stats()[dp.STAT_FLUSH], flushes,
+                                 "flushes so far (this case " +
+                                 ("should flush)" if flushes_cache else "should not flush)"))
+            if flushes_cache:
+                versions[1] = self.refill(1, r1, versions[1] + 1)
+                versions[2] = self.refill(2, r2, versions[2] + 1)
+        self.assert_stats(update=2 + 4 * flushes, flush=flushes)
+        self.expect_hit(self.get_frame(KEY, 1), dp.get_reply(1, r1))
+        self.expect_hit(self.get_frame(KEY64, 2), dp.get_reply(2, r2))
+        self.assert_stats(update=2 + 4 * flushes, flush=flushes, hit=2)
 
 
 def body(payload: bytes, **kw: object) -> Packet:
     return P4CacheTest.udp_frame(payload, **kw)
 
 
+def line(text: bytes, **kw: object) -> Packet:
+    return body(dp.memcache_frame(1, text), **kw)
+
+
 class CommandShapes(PassThroughTest):
-    """Long keys, several keys, gets, case, missing or odd keys. (gat, gats and mg are not
-    here: mg invalidates like a write, gat and gats are dropped; see writes and unsafe.)"""
+    """Long keys, several keys, gets, capitals, missing or odd keys, unknown commands."""
 
     cases = [
-        ("key of KMAX+1 bytes starting with a cached key", body(dp.get_request(1, KEY64 + b"x"))),
-        ("key of 250 bytes", body(dp.get_request(1, KEY64 * 3 + KEY64[:58]))),
-        ("two keys", body(dp.memcache_frame(1, b"get k k\r\n"))),
-        ("two cached keys", body(dp.memcache_frame(1, b"get k " + KEY64 + b"\r\n"))),
-        ("gets", body(dp.memcache_frame(1, b"gets k\r\n"))),
-        ("GET in capitals", body(dp.memcache_frame(1, b"GET k\r\n"))),
-        ("get without key", body(dp.memcache_frame(1, b"get\r\n"))),
-        ("get, blank, no key", body(dp.memcache_frame(1, b"get \r\n"))),
-        ("tab instead of blank", body(dp.memcache_frame(1, b"get\tk\r\n"))),
-        ("control byte after key", body(dp.memcache_frame(1, b"get k\x01\r\n"))),
-        ("DEL after key", body(dp.memcache_frame(1, b"get k\x7f\r\n"))),
-        ("NUL after key", body(dp.memcache_frame(1, b"get k\x00\r\n"))),
-        ("command word too long", body(dp.memcache_frame(1, b"getgetget k\r\n"))),
-        ("version", body(dp.memcache_frame(1, b"version\r\n"))),
+        ("key of KMAX+1 bytes starting with a cached key",
+         body(dp.get_request(1, KEY64 + b"x")), KEEP),
+        ("key of 250 bytes", body(dp.get_request(1, KEY64 * 3 + KEY64[:58])), KEEP),
+        ("two keys, line of 320 bytes", line(b"get k " + b"x" * 311 + b"\r\n"), FLUSH),
+        ("two keys", line(b"get k k\r\n"), KEEP),
+        ("two cached keys", line(b"get k " + KEY64 + b"\r\n"), KEEP),
+        ("gets", line(b"gets k\r\n"), KEEP),
+        ("gets, two keys", line(b"gets k " + KEY64 + b"\r\n"), KEEP),
+        ("get, blank, no key", line(b"get \r\n"), KEEP),
+        ("control byte after key", line(b"get k\x01\r\n"), KEEP),
+        ("DEL after key", line(b"get k\x7f\r\n"), KEEP),
+        ("NUL after key", line(b"get k\x00\r\n"), KEEP),
+        ("get without key", line(b"get\r\n"), FLUSH),
+        ("tab instead of blank", line(b"get\tk\r\n"), FLUSH),
+        ("GET in capitals", line(b"GET k\r\n"), FLUSH),
+        ("command word too long", line(b"getgetget k\r\n"), FLUSH),
+        ("version", line(b"version\r\n"), FLUSH),
     ]
 
     def runTest(self) -> None:
@@ -71,12 +95,12 @@ class FrameHeaders(PassThroughTest):
     """Multi-datagram requests and non-zero reserved bytes in memcached's frame header."""
 
     cases = [
-        ("total 2, seq 0", body(dp.memcache_frame(1, b"get k\r\n", seq=0, total=2))),
-        ("total 2, seq 1", body(dp.memcache_frame(1, b"get k\r\n", seq=1, total=2))),
-        ("seq 1, total 1", body(dp.memcache_frame(1, b"get k\r\n", seq=1, total=1))),
-        ("total 0", body(dp.memcache_frame(1, b"get k\r\n", total=0))),
-        ("reserved 1", body(dp.memcache_frame(1, b"get k\r\n", reserved=1))),
-        ("reserved 0x8000", body(dp.memcache_frame(1, b"get k\r\n", reserved=0x8000))),
+        ("total 2, seq 0", body(dp.memcache_frame(1, b"get k\r\n", seq=0, total=2)), FLUSH),
+        ("total 2, seq 1", body(dp.memcache_frame(1, b"get k\r\n", seq=1, total=2)), FLUSH),
+        ("seq 1, total 1", body(dp.memcache_frame(1, b"get k\r\n", seq=1, total=1)), FLUSH),
+        ("total 0", body(dp.memcache_frame(1, b"get k\r\n", total=0)), FLUSH),
+        ("reserved 1", body(dp.memcache_frame(1, b"get k\r\n", reserved=1)), FLUSH),
+        ("reserved 0x8000", body(dp.memcache_frame(1, b"get k\r\n", reserved=0x8000)), FLUSH),
     ]
 
     def runTest(self) -> None:
@@ -84,18 +108,19 @@ class FrameHeaders(PassThroughTest):
 
 
 class Ipv4Shapes(PassThroughTest):
-    """IPv4 options, fragments, a bad header checksum."""
+    """IPv4 options, fragments, a bad header checksum, other versions and header lengths."""
 
     cases = [
         ("IPv4 option router alert",
-         body(dp.get_request(1, KEY), options=[IPOption_Router_Alert()])),
-        ("IPv4 options NOP x4", body(dp.get_request(1, KEY), options=[IPOption_NOP()] * 4)),
-        ("more fragments", body(dp.get_request(1, KEY), flags="MF")),
-        ("fragment offset 1", body(dp.get_request(1, KEY), frag=1)),
-        ("last fragment, offset 185", body(dp.get_request(1, KEY), frag=185)),
-        ("bad IPv4 checksum", body(dp.get_request(1, KEY), chksum=0xBEEF)),
-        ("IPv4 version 5", body(dp.get_request(1, KEY), version=5)),
-        ("IPv4 header length 4", body(dp.get_request(1, KEY), ihl=4)),
+         body(dp.get_request(1, KEY), options=[IPOption_Router_Alert()]), FLUSH),
+        ("IPv4 options NOP x4", body(dp.get_request(1, KEY), options=[IPOption_NOP()] * 4),
+         FLUSH),
+        ("more fragments", body(dp.get_request(1, KEY), flags="MF"), FLUSH),
+        ("fragment offset 1", body(dp.get_request(1, KEY), frag=1), KEEP),
+        ("last fragment, offset 185", body(dp.get_request(1, KEY), frag=185), KEEP),
+        ("bad IPv4 checksum", body(dp.get_request(1, KEY), chksum=0xBEEF), KEEP),
+        ("IPv4 version 5", body(dp.get_request(1, KEY), version=5), KEEP),
+        ("IPv4 header length 4", body(dp.get_request(1, KEY), ihl=4), KEEP),
     ]
 
     def runTest(self) -> None:
@@ -103,20 +128,23 @@ class Ipv4Shapes(PassThroughTest):
 
 
 class LineEndings(PassThroughTest):
-    """Only ``\\r\\n`` right after the key, and nothing after it, makes a candidate."""
+    """Only ``\\r\\n`` right after the key, and nothing after it, makes a candidate; more
+    lines, or a line that does not end, flush."""
 
     cases = [
-        ("bytes after CRLF", body(dp.memcache_frame(1, b"get k\r\nX"))),
-        ("second line", body(dp.memcache_frame(1, b"get k\r\nget k\r\n"))),
-        ("empty line after", body(dp.memcache_frame(1, b"get k\r\n\r\n"))),
-        ("bare LF", body(dp.memcache_frame(1, b"get k\n"))),
-        ("CR without LF", body(dp.memcache_frame(1, b"get k\r"))),
-        ("LF CR", body(dp.memcache_frame(1, b"get k\n\r"))),
-        ("no line end", body(dp.memcache_frame(1, b"get k"))),
-        ("blank before CRLF", body(dp.memcache_frame(1, b"get k \r\n"))),
-        ("two blanks before key", body(dp.memcache_frame(1, b"get  k\r\n"))),
-        ("blank before command", body(dp.memcache_frame(1, b" get k\r\n"))),
-        ("CR CR LF", body(dp.memcache_frame(1, b"get k\r\r\n"))),
+        ("bytes after CRLF", line(b"get k\r\nX"), FLUSH),
+        ("second line", line(b"get k\r\nget k\r\n"), FLUSH),
+        ("a write after the get", line(b"get k\r\ndelete k\r\n"), FLUSH),
+        ("empty line after", line(b"get k\r\n\r\n"), FLUSH),
+        ("bare LF", line(b"get k\n"), FLUSH),
+        ("CR without LF", line(b"get k\r"), FLUSH),
+        ("LF CR", line(b"get k\n\r"), FLUSH),
+        ("no line end", line(b"get k"), FLUSH),
+        ("no line end, as long as CRLF would be", line(b"get\x01k"), FLUSH),
+        ("blank before command", line(b" get k\r\n"), FLUSH),
+        ("blank before CRLF", line(b"get k \r\n"), KEEP),
+        ("two blanks before key", line(b"get  k\r\n"), KEEP),
+        ("CR CR LF", line(b"get k\r\r\n"), KEEP),
     ]
 
     def runTest(self) -> None:
@@ -124,18 +152,19 @@ class LineEndings(PassThroughTest):
 
 
 class Truncated(PassThroughTest):
-    """Datagrams cut short, or whose IPv4/UDP lengths do not cover exactly the request."""
+    """Datagrams cut short, or whose IPv4/UDP lengths do not cover exactly the request. Once
+    memcached's frame header is there, the rest of the datagram is unknown: flush."""
 
     def runTest(self) -> None:
         self.check_cases()
 
-    def cases_to_send(self) -> list[tuple[str, Packet | bytes]]:
+    def cases_to_send(self) -> list[Case]:
         full = bytes(self.get_frame(KEY, 1))
-        cut = [(f"frame cut by {n} bytes", full[:-n]) for n in (1, 2, 3, 7, 9)]
-        cut += [("frame cut in the frame header", full[:14 + 20 + 8 + 4]),
-                ("frame cut after the UDP header", full[:14 + 20 + 8]),
-                ("frame cut in the UDP header", full[:14 + 20 + 4]),
-                ("frame cut in the IPv4 header", full[:14 + 10])]
+        cut: list[Case] = [(f"frame cut by {n} bytes", full[:-n], FLUSH) for n in (1, 2, 3, 7)]
+        cut += [("frame cut in the frame header", full[:14 + 20 + 8 + 4], KEEP),
+                ("frame cut after the UDP header", full[:14 + 20 + 8], KEEP),
+                ("frame cut in the UDP header", full[:14 + 20 + 4], KEEP),
+                ("frame cut in the IPv4 header", full[:14 + 10], KEEP)]
 
         def lengths(ip_delta: int, udp_delta: int) -> bytes:
             f = Ether(full)
@@ -144,16 +173,16 @@ class Truncated(PassThroughTest):
             del f[IP].chksum, f[UDP].chksum
             return bytes(f)
 
-        shapes = [
-            ("UDP and IPv4 lengths 2 bytes over the frame", lengths(2, 2)),
-            ("UDP length 1 short", lengths(0, -1)),
-            ("UDP length 1 over", lengths(0, 1)),
-            ("IPv4 length 1 short", lengths(-1, 0)),
-            ("IPv4 length 1 over", lengths(1, 0)),
-            ("only the frame header", bytes(body(dp.memcache_frame(1, b"")))),
-            ("half a frame header", bytes(body(b"\x00\x01\x00\x00"))),
-            ("empty UDP payload", bytes(body(b""))),
-            ("get and blank", bytes(body(dp.memcache_frame(1, b"get ")))),
-            ("get, blank, key prefix", bytes(body(dp.memcache_frame(1, b"get " + KEY64[:10])))),
+        shapes: list[Case] = [
+            ("UDP and IPv4 lengths 2 bytes over the frame", lengths(2, 2), FLUSH),
+            ("UDP length 1 short", lengths(0, -1), FLUSH),
+            ("UDP length 1 over", lengths(0, 1), FLUSH),
+            ("IPv4 length 1 short", lengths(-1, 0), FLUSH),
+            ("IPv4 length 1 over", lengths(1, 0), FLUSH),
+            ("only the frame header", bytes(body(dp.memcache_frame(1, b""))), FLUSH),
+            ("get and blank", bytes(line(b"get ")), FLUSH),
+            ("get, blank, key prefix", bytes(line(b"get " + KEY64[:10])), FLUSH),
+            ("half a frame header", bytes(body(b"\x00\x01\x00\x00")), KEEP),
+            ("empty UDP payload", bytes(body(b"")), KEEP),
         ]
         return cut + shapes

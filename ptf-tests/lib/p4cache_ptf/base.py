@@ -11,7 +11,9 @@ then holds the topology below, installed by name over P4Runtime::
     CPU port 255: packet-out / packet-in
 
 Cache entries are per server: (server address, key length, key) -> slot. A host agent speaks
-for the server it runs next to, so its control datagrams come from that server's address.
+for the server it runs next to, so its control datagrams come from that server's address. A
+datagram the switch cannot read to its end as one command line flushes the cache (a new
+generation): a slot then needs a newer invalidation before a fill applies (:meth:`refill`).
 
 Test parameters (``ptf --test-params``), set by ptf-tests/run.sh:
 ``grpcaddr`` (P4Runtime server), ``p4info`` and ``config`` (P4Info text and BMv2 JSON paths),
@@ -208,10 +210,11 @@ class P4CacheTest(BaseTest):
         return self.udp_frame(payload, src_mac=src_mac, dst_mac=SWITCH_MAC, src_ip=src_ip,
                               dst_ip=SWITCH_IP, sport=sport, dport=dp.CACHE_CTRL_PORT)
 
-    def ctrl(self, payload: bytes, via: str = "agent", server: str = SERVER_IP) -> dp.Ctrl:
+    def ctrl(self, payload: bytes, via: str = "agent", server: str = SERVER_IP,
+             quiet: bool = True) -> dp.Ctrl:
         """Send a control datagram on behalf of ``server`` (from its host agent on its port, or
         as a packet-out) and return the acknowledgement, checking it is the datagram turned
-        around in place and that nothing else came out."""
+        around in place and (``quiet``) that nothing else came out."""
         port, mac = SERVERS[server]
         request = self.ctrl_frame(payload, src_ip=server, src_mac=mac)
         if via == "agent":
@@ -230,7 +233,8 @@ class P4CacheTest(BaseTest):
             got = pin.payload
         else:
             raise ValueError(via)
-        tu.verify_no_other_packets(self)
+        if quiet:
+            tu.verify_no_other_packets(self)
         ack_payload = bytes(Ether(got)[UDP].payload)
         self.assertEqual(bytes(self.reply_frame(request, ack_payload)), got,
                          "acknowledgement is not the control datagram turned around")
@@ -245,5 +249,15 @@ class P4CacheTest(BaseTest):
         return ack
 
     def update(self, slot: int, version: int, reply: bytes, via: str = "agent",
-               server: str = SERVER_IP) -> dp.Ctrl:
-        return self.ctrl(dp.update_datagram(slot, version, reply), via=via, server=server)
+               server: str = SERVER_IP, quiet: bool = True) -> dp.Ctrl:
+        return self.ctrl(dp.update_datagram(slot, version, reply), via=via, server=server,
+                         quiet=quiet)
+
+    def refill(self, slot: int, reply: bytes, version: int, server: str = SERVER_IP) -> int:
+        """The controller's refill after a write or a flush: an invalidation at ``version``
+        (clears `written` and takes the current cache generation), then the reply at
+        ``version`` + 1; both must apply. Returns the slot's new version."""
+        for v, data in ((version, b""), (version + 1, reply)):
+            ack = self.update(slot, v, data, server=server, quiet=False)
+            self.assertEqual(ack.status, dp.STATUS_APPLIED, f"refill of slot {slot}: {ack}")
+        return version + 1
