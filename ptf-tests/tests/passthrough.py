@@ -135,6 +135,7 @@ class LineEndings(PassThroughTest):
         ("bytes after CRLF", line(b"get k\r\nX"), FLUSH),
         ("second line", line(b"get k\r\nget k\r\n"), FLUSH),
         ("a write after the get", line(b"get k\r\ndelete k\r\n"), FLUSH),
+        ("a bare LF ends the line early", line(b"get k x\ndelete k\r\n"), FLUSH),
         ("empty line after", line(b"get k\r\n\r\n"), FLUSH),
         ("bare LF", line(b"get k\n"), FLUSH),
         ("CR without LF", line(b"get k\r"), FLUSH),
