@@ -141,6 +141,7 @@ struct local_metadata_t {
     bit<1>         key_overflow; // more than KMAX key bytes
     bit<8>         rest_len;     // bytes of the line after the key, before "\r\n"
     bit<1>         rest_overflow; // the line goes on past REST_MAX bytes, or ends at a bare "\n"
+    bit<1>         rest_has_b;   // a "b" after the key (a meta command's base64-key flag?)
     bit<16>        chunk_bits;   // OP_UPDATE: ctrl.len - 1, whose bits choose the chunks
     /* Filled by the ingress controls. */
     bit<8>         kind;         // KIND_*

@@ -100,6 +100,7 @@ parser CacheParser(packet_in packet,
     state parse_cmd {
         transition select(meta.cmd_len, packet.lookahead<bit<8>>()) {
             (_, 0x20): parse_spaces;
+            (_, 0x0d): parse_key_end;         // a command without arguments ("version\r\n")
             (_, 0x00 &&& 0xe0): accept;
             (_, 0x7f): accept;
             (CMD_MAX, _): accept;
@@ -175,8 +176,15 @@ parser CacheParser(packet_in packet,
              * so such a line does not count as the datagram's only one. */
             (_, 0x0a00 &&& 0xff00): parse_rest_overflow;
             (REST_MAX, _): parse_rest_overflow;
+            (_, 0x6200 &&& 0xff00): parse_rest_b;
             default: parse_rest_byte;
         }
+    }
+
+    /* A "b" in a meta command's flags says its key is base64: remember that one was seen. */
+    state parse_rest_b {
+        meta.rest_has_b = 1;
+        transition parse_rest_byte;
     }
 
     state parse_rest_byte {

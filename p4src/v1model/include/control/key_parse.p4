@@ -57,6 +57,11 @@ control KeyParse(inout headers_t hdr,
     }
 
     apply {
+        if (hdr.udp.isValid() && hdr.udp.dst_port == MEMCACHED_PORT && hdr.ipv4.flags[0:0] == 1) {
+            /* A first fragment: the rest of the datagram, which the host will reassemble, is
+             * out of sight and may hold any command. */
+            meta.flush = 1;
+        }
         if (hdr.memcache.isValid()) {
             meta.server_addr = hdr.ipv4.dst_addr;
             classify_command.apply();
@@ -95,16 +100,21 @@ control KeyParse(inout headers_t hdr,
                 }
             } else if (meta.kind == KIND_WRITE) {
                 /* The key is invalidated whatever follows it. A storage command's data block,
-                 * or anything else after the line, may hold more commands: flush. */
-                if (!one_line || meta.key_len == 0) {
+                 * or anything else after the line, may hold more commands: flush. So does a
+                 * meta command that may name its key in base64 (a "b" flag): the key read here
+                 * would not be the item's. */
+                if (!one_line || meta.key_len == 0
+                        || (meta.cmd_len == 2 && meta.rest_has_b == 1)) {
                     meta.flush = 1;
                 }
                 if (meta.key_len == 0 || meta.key_overflow == 1) {
                     meta.kind = KIND_OTHER;
                 }
-            } else {
-                /* flush_all, gat/gats, the binary protocol, a line starting with a blank, an
-                 * unknown command: it may change items the switch cannot name. */
+            } else if (meta.kind == KIND_UNSAFE || !one_line || meta.cmd_len == 0) {
+                /* flush_all, gat/gats, the binary protocol, a line starting with a blank (memcached
+                 * skips it and may run a write), anything but one whole line: it may change items
+                 * the switch cannot name. One whole line with an unknown command word cannot
+                 * (memcached answers ERROR), nor can version, stats and the like. */
                 meta.flush = 1;
             }
         }

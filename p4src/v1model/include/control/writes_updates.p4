@@ -16,9 +16,11 @@ control ControlTrust(inout headers_t hdr,
         meta.trusted = 1;
     }
 
-    /* Host agents allowed to send control datagrams through a data port. */
+    /* Host agents allowed to send control datagrams: the port each one is behind and its
+     * address, so that another host cannot pass for it by spoofing the address. */
     table trusted_agents {
         key = {
+            std_meta.ingress_port: exact @name("ingress_port");
             hdr.ipv4.src_addr: exact @name("src_addr");
         }
         actions = {
