@@ -232,7 +232,6 @@ def _ack_status(payload: bytes) -> int:
 def inprocess_switch(bmv2_json: Path, wls: list[Workload]):  # noqa: ANN201 - a Switch
     """A softnic Switch with the program, the entries and every value installed (checked)."""
     from p4cache import dataplane as dp
-
     from softnic.runtime.api import ActionCall, MatchKey, TableEntry
     from softnic.runtime.switch import Switch
 
@@ -284,6 +283,7 @@ def inprocess_pps(sw, frames: list[bytes], seconds: float, max_packets: int) -> 
 def _install(grpc_addr: str, prog, wls: list[Workload]) -> int:  # noqa: ANN001 - a Program
     """Pipeline and entries over P4Runtime, values by packet-out; returns the acks applied."""
     import p4runtime_sh.shell as sh
+
     from p4cache import dataplane as dp
 
     with contextlib.redirect_stdout(io.StringIO()):
@@ -322,7 +322,6 @@ def _install(grpc_addr: str, prog, wls: list[Workload]) -> int:  # noqa: ANN001 
 def veth_rig(prog, wls: list[Workload]):  # noqa: ANN001, ANN201 - yields (sender, receivers)
     """client - softnic run - server, the cache filled; sender and both receivers running."""
     from p4cache import dataplane as dp
-
     from softnic.netns import Topology
 
     with (Topology(2, switch_in_root=True) as topo,
