@@ -1,12 +1,13 @@
 """Reference model of the cache switch: what it must do with one frame.
 
 Written from the behaviour rules of the data plane (the brief of the bad-input issue, updated by
-the review of p4src in cfe033f and by the flush rules of 854b3a7: docs/dataplane.md, "Writes in
-flight, and flushes", docs/update-protocol.md; the protocol comments of ``p4src/shared/define.p4``)
-and from memcached's text protocol, not from the P4 code: it reads frames its own way and keeps its
-own copy of the slot registers, the cache generation and the global counters. The tests run every
-frame through the engine and through this model and require the same output frames, byte for
-byte, and the same register and counter contents afterwards.
+the review of p4src in cfe033f, by the flush rules of 854b3a7 and by e30b69f: trust by port and
+address, first fragments, base64 meta keys, harmless one-line commands; docs/dataplane.md,
+"Writes in flight, and flushes", docs/update-protocol.md; the protocol comments of
+``p4src/shared/define.p4``) and from memcached's text protocol, not from the P4 code: it reads
+frames its own way and keeps its own copy of the slot registers, the cache generation and the
+global counters. The tests run every frame through the engine and through this model and require
+the same output frames, byte for byte, and the same register and counter contents afterwards.
 
 Rules the model applies (``predict``):
 
@@ -17,16 +18,18 @@ Rules the model applies (``predict``):
   Nothing sent to the memcached port is dropped for what it says (since 854b3a7).
 * The command line of a datagram to 11211 (``read_line``), after its 8-byte frame header (a
   datagram without a whole frame header is not looked at): ``get `` at once (4 bytes), else the
-  command word, up to a blank, a control byte, DEL or CMD_MAX = 8 bytes; then 0..4 blanks (a 5th
-  one: the switch stops reading); the key, up to a blank, a control byte or DEL (a key longer than
-  64 bytes is not one: its remainder is part of the rest); the rest of the line up to the first
-  ``\r\n``, at most REST_MAX = 255 bytes; then ``\r\n``. The switch stops reading where the frame
-  ends (it looks 1, 2 or 4 bytes ahead and must find them in the frame).
+  command word, up to a blank, a control byte, DEL or CMD_MAX = 8 bytes, where a ``\r`` ends the
+  word and starts the rest of the line (a command without arguments, ``version\r\n``, is one whole
+  line); then 0..4 blanks (a 5th one: the switch stops reading); the key, up to a blank, a control
+  byte or DEL (a key longer than 64 bytes is not one: its remainder is part of the rest); the rest
+  of the line up to the first ``\r\n``, at most REST_MAX = 255 bytes, where a bare ``\n`` ends
+  it (memcached's line end: another line follows); then ``\r\n``. The switch stops reading where
+  the frame ends (it looks 1, 2 or 4 bytes ahead and must find them in the frame).
 * One line: the line was read to its ``\r\n``, IHL 5, MF clear, frame header seq 0 / total 1 /
   reserved 0, and UDP length == 8 + 8 + line and IPv4 total length == 20 + 8 + 8 + line (bytes
   after the IPv4 datagram, Ethernet padding, are allowed). memcached runs every line of a
   datagram, and a line also ends at a bare ``\n`` (memcached 1.6.18 runs ``get a\ndelete b\r\n``
-  as two commands): strictly, a ``\n`` in the rest is a second line (see BARE_LF).
+  as two commands).
 * GET (answered): ``get`` on one line, IPv4 header checksum right, exactly one blank, a key of
   1..64 bytes and nothing else on the line; the UDP checksum is not looked at
   (docs/dataplane.md, Limits). Answered iff the source is in the allow-list, (destination server,
@@ -38,22 +41,28 @@ Rules the model applies (``predict``):
   ms md ma mg followed by a blank, from anyone, whatever the frame header, lengths and checksums
   say (a first fragment or IPv4 options too). If the key is 1..64 bytes and (destination server,
   key) is cached: slot valid = 0, written = 1.
-* Flush: a ``get`` / ``gets`` that is not one line, a write that is not one line or has no key
-  (so every storage command with its data block), and every other datagram whose frame header
-  was read: flush_all, gat, gats, the binary protocol, unknown or other commands (``version``),
-  a line starting with a blank or a control byte, a line cut by the end of the frame. A flush
-  moves ``cache_generation`` on by one (64 bits: it never wraps in practice); the datagram is
-  forwarded unchanged.
+* Flush (docs/dataplane.md, "Writes in flight, and flushes"): a datagram that may change items
+  the switch cannot name. That is a ``get`` / ``gets`` that is not one line; a write that is not
+  one line or has no key (so every storage command with its data block), or a meta command (ms md
+  ma mg) with a ``b`` anywhere in the rest of its line (the key may be base64: ``md Zm9v b``
+  deletes ``foo``); flush_all, gat, gats and the binary protocol whatever follows; any other
+  datagram that is not one line, or whose line starts with a blank, a control byte or ``\r``
+  (no command word); and any UDP datagram to 11211 in a first fragment (MF set), even one whose
+  frame header is not in it (the rest of the datagram is out of sight). One whole line with
+  another command word (``version``, ``stats``, ``foo bar``: memcached changes nothing) does not
+  flush. A flush moves ``cache_generation`` on by one (64 bits: it never wraps in practice); the
+  datagram is forwarded unchanged.
 * Control (UDP to 11311, at least the 10-byte header): an acknowledgement (op & 0x80) is dropped,
   and so is a datagram with IPv4 options or MF set (an acknowledgement made from it in place
-  would be malformed) and anything from a source that is neither a trusted agent nor the CPU.
-  Otherwise it is
-  acknowledged (header only, op | 0x80, a status) out of the ingress port, or to the CPU as a
-  packet-in when it came as a packet-out; OP_UPDATE / OP_INVALIDATE_KEY (key looked up for the
-  source, the server the agent speaks for) / OP_READ act on the slot as docs/update-protocol.md
-  and define.p4 describe: versions must grow; an invalidation (OP_UPDATE of length 0) clears
-  `written` and stamps the slot with the current generation; a refill is refused (written) if a
-  write or a flush came since; OP_READ says valid only for a slot that answers.
+  would be malformed) and anything that is neither from a trusted agent, (ingress port, source
+  address) as installed, nor from the CPU: a trusted address arriving by another port is spoofed.
+  Otherwise it is acknowledged (header only, op | 0x80, a status) out of the ingress port, or to
+  the CPU as a packet-in when it came as a packet-out; OP_UPDATE / OP_INVALIDATE_KEY (key looked
+  up for the source, the server the agent speaks for) / OP_READ act on the slot as
+  docs/update-protocol.md and define.p4 describe: versions must grow; an invalidation (OP_UPDATE
+  of length 0) clears `written` and stamps the slot with the current generation; a refill is
+  refused (written) if a write or a flush came since; OP_READ says valid only for a slot that
+  answers.
 * A packet-out that is not a control datagram leaves by the port it names, unchanged (nothing in
   it is looked at: no flush, no invalidation).
 * Counters (cache_stats): hit, miss, invalidate, update, stale, untrusted, not-allowed and flush
@@ -171,6 +180,7 @@ def read_line(data: bytes, *, bare_lf_ends: bool) -> Line:
     n = len(data)
     if n < 4:  # "get " is looked for in the first 4 bytes at once
         return ln
+    bare_word = False  # a word ended by "\r": no blanks, no key, the rest starts there
     if data[:4] == b"get ":
         ln.word, ln.blanks, i = b"get", 1, 4
     else:
@@ -181,12 +191,15 @@ def read_line(data: bytes, *, bare_lf_ends: bool) -> Line:
                 return ln
             if data[i] == 0x20:
                 break
+            if data[i] == 0x0D:  # a command without arguments ("version\r\n"), or an empty line
+                bare_word = True
+                break
             if ends_word(data[i]) or i == CMD_MAX:
                 ln.word, ln.stop = data[:i], "word"
                 return ln
             i += 1
         ln.word = data[:i]
-    while True:  # blanks
+    while not bare_word:  # blanks
         if i >= n:
             return ln
         if data[i] != 0x20:
@@ -197,7 +210,7 @@ def read_line(data: bytes, *, bare_lf_ends: bool) -> Line:
         ln.blanks += 1
         i += 1
     j = i  # the key
-    while True:
+    while not bare_word:
         if j >= n:
             ln.key = data[i:j]
             return ln
@@ -223,6 +236,8 @@ def read_line(data: bytes, *, bare_lf_ends: bool) -> Line:
             return ln
         r += 1
 
+
+FIRST_FRAGMENT = "a first fragment: the rest of the datagram is out of sight"
 
 STOP_REASONS = {"cut": "the frame ends inside the line",
                 "word": "no blank after the command word",
@@ -275,9 +290,11 @@ class Udp:
 
 
 class Oracle:
-    """``keys`` maps (server IPv4 address, key) to a slot, as cache_lookup does."""
+    """``keys`` maps (server IPv4 address, key) to a slot, as cache_lookup does; ``agents`` holds
+    the (ingress port, source address) pairs of trusted_agents."""
 
-    def __init__(self, *, l2: dict[bytes, int], allow: list[tuple[int, int]], agents: set[int],
+    def __init__(self, *, l2: dict[bytes, int], allow: list[tuple[int, int]],
+                 agents: set[tuple[int, int]],
                  keys: dict[tuple[int, bytes], int],
                  deviations: frozenset[str] = KNOWN_DEVIATIONS) -> None:
         self.l2 = dict(l2)
@@ -405,14 +422,19 @@ class Oracle:
             refused = self.refused_control(u)
             if refused:
                 return Verdict("dropped", refused, counts=[STAT_UNTRUSTED])
-            if u.ip.src not in self.agents:
-                return Verdict("dropped", "control datagram from an untrusted source",
+            if (port, u.ip.src) not in self.agents:
+                spoofed = any(src == u.ip.src for _, src in self.agents)
+                return Verdict("dropped", "control datagram from a trusted agent's address on "
+                               "another port (spoofed)" if spoofed else
+                               "control datagram from an untrusted source",
                                counts=[STAT_UNTRUSTED])
             return self.control(frame, u, port, to_cpu=False)
         if u.dport != MEMCACHED_PORT:
             return plain
         if len(u.body) < 8:
             plain.reason = "memcached datagram cut inside its frame header"
+            if u.ip.mf:
+                self.flush(plain, FIRST_FRAGMENT)
             return plain
         return self.memcached(frame, u, port, plain)
 
@@ -431,7 +453,7 @@ class Oracle:
         elif ln.word == b"gets":
             v.reason = "read: gets"
             flush = broken
-        elif ln.word in WRITE_COMMANDS and ln.stop != "word":
+        elif ln.word in WRITE_COMMANDS:
             slot = None if ln.key_long else self.keys.get((u.ip.dst, ln.key))
             if not ln.key:
                 v.reason = "write without a key"
@@ -443,19 +465,27 @@ class Oracle:
                 v.writes = [("slot_valid", slot, 0), ("slot_written", slot, 1)]
                 v.counts.append(STAT_INVALIDATE)
             flush = broken or (None if ln.key else "write without a key")
+            if flush is None and len(ln.word) == 2 and b"b" in ln.rest:
+                flush = "a meta command with a b after its key (a base64 key?)"
         else:
-            v.reason = "neither a read nor a write"
-            flush = self.other_command(u, ln)
+            flush = self.other_command(u, ln, broken)
+            v.reason = ("neither a read nor a write" if flush else
+                        "one whole line of another command (version, an unknown word)")
+        if u.ip.mf:
+            flush = FIRST_FRAGMENT
         if flush is not None:
-            v.flush = flush
-            v.reason += "; flush: " + flush
-            v.writes.append((GENERATION, 0, (self.generation + 1) & MASK64))
-            v.counts.append(STAT_FLUSH)
+            self.flush(v, flush)
         return v
 
+    def flush(self, v: Verdict, why: str) -> None:
+        v.flush = why
+        v.reason += "; flush: " + why
+        v.writes.append((GENERATION, 0, (self.generation + 1) & MASK64))
+        v.counts.append(STAT_FLUSH)
+
     @staticmethod
-    def other_command(u: Udp, ln: Line) -> str:
-        """Why a datagram that is neither a read nor a write flushes."""
+    def other_command(u: Udp, ln: Line, broken: str | None) -> str | None:
+        """Why a datagram that is neither a read nor a write flushes, if it does."""
         data = u.body[8:]
         if data[:1] == bytes([BINARY_MAGIC]):
             return "binary protocol"
@@ -469,9 +499,7 @@ class Oracle:
             return "a line starting with a blank"
         if not ln.word:
             return "an empty line or a control byte first"
-        if ln.word in WRITE_COMMANDS:
-            return "a write command with no blank after it"
-        return "another command (version, stats, ...)"
+        return broken  # one whole line of another command (version, stats, ...) changes nothing
 
     def predict_packet_out(self, frame: bytes, egress: int) -> Verdict:
         """A frame the controller sends (packet-out naming ``egress``)."""

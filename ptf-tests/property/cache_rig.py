@@ -43,8 +43,10 @@ L2 = {w.CLIENT_MAC: CLIENT_PORT, w.SERVER_MAC: SERVER_PORT, w.AGENT_MAC: AGENT_P
       w.SERVER2_MAC: SERVER2_PORT}
 ALLOW = [(w.ip4("10.0.1.0"), 24), (w.ip4("10.0.2.7"), 32)]
 # The agent next to each memcached server speaks for it: control datagrams come from the
-# server's address.
-AGENTS = {SERVER_IP, SERVER2_IP, AGENT_IP}
+# server's address, on the server's port. trusted_agents holds (ingress port, address): the same
+# address on another port is spoofed.
+AGENTS = {(SERVER_PORT, SERVER_IP), (SERVER2_PORT, SERVER2_IP), (AGENT_PORT, AGENT_IP)}
+AGENT_PORTS = {ip: port for port, ip in AGENTS}
 # Keys of server 1, chosen for their edges: 1 and 64 bytes, the lowest and highest printable
 # bytes, bytes >= 0x80, a key that is a prefix of another; slots at both ends of the range.
 CACHED = {
@@ -117,9 +119,10 @@ class Rig:
         for net, plen in ALLOW:
             self.sw.table_add(dp.TABLE_ALLOWLIST, TableEntry(
                 [MatchKey(net, prefix_len=plen)], ActionCall("CacheIngress.lookup.allow_client")))
-        for ip in AGENTS:
+        for port, ip in AGENTS:
             self.sw.table_add(dp.TABLE_AGENTS, TableEntry(
-                [MatchKey(ip)], ActionCall("CacheIngress.control_trust.trust_agent")))
+                [MatchKey(port), MatchKey(ip)],
+                ActionCall("CacheIngress.control_trust.trust_agent")))
         for (server, key), slot in LOOKUP.items():
             self.sw.table_add(dp.TABLE_LOOKUP, TableEntry(
                 [MatchKey(server), MatchKey(len(key)), MatchKey(int.from_bytes(key, "big"))],
@@ -292,7 +295,8 @@ class Rig:
     # -- helpers for tests
     def ctrl_frame(self, payload: bytes, *, src: int = SERVER_IP, sport: int = 7000) -> bytes:
         """A control datagram from the agent of ``src`` (to the switch's neighbour, the client's
-        MAC: what matters is the source)."""
+        MAC: what matters is the source, and the port it comes in by: AGENT_PORTS[src] for the
+        agent itself, any other port for a spoofer; or a packet-out)."""
         return w.udp_frame(payload, src=src, dst=CLIENTS[0], sport=sport, dport=co.CTRL_PORT,
                            eth_dst=w.CLIENT_MAC, eth_src=w.SERVER_MAC)
 

@@ -2,8 +2,10 @@
 
 Everything is drawn from one ``random.Random(seed)``, so a seed and a count name a run exactly.
 A datagram is a valid or near-valid seed (GET, write, control datagram, other memcached command,
-command lines built to sit on the flush rules' edges, random bytes) from a client, a stranger or
-the trusted agent, sent into a data port or as a packet-out, then 0..4 mutations (bit flips,
+command lines built to sit on the flush rules' edges, a memcached datagram split into two IPv4
+fragments sent one after the other, random bytes) from a client, a stranger, a trusted agent on
+its own port or a trusted agent's address on another port (spoofed), sent into a data port or as
+a packet-out, then 0..4 mutations (bit flips,
 byte sets to edge values, inserts, deletes, splices with a recent frame, truncation, padding,
 header-field pokes), then half the time the IPv4/UDP lengths and the IPv4 checksum are made
 consistent again so the mutation reaches the memcached / control parser instead of being stopped
@@ -23,17 +25,26 @@ import cache_wire as w
 EDGE_BYTES = (0x00, 0x09, 0x0A, 0x0D, 0x1F, 0x20, 0x21, 0x7E, 0x7F, 0x80, 0xFF)
 # After a write's key: one line (no flush), a data block or more lines (flush), malformed.
 WRITE_TAILS = (b" 0 0 5\r\nhello\r\n", b"\r\n", b"\r\n", b" 0\r\n", b" 1\r\n", b"",
-               b" ", b" noreply\r\n", b"\x00", b"\x7f", b"\t0", b"\n", b" 0\ndelete k\r\n")
+               b" ", b" noreply\r\n", b"\x00", b"\x7f", b"\t0", b"\n", b" 0\ndelete k\r\n",
+               b" b\r\n", b" 0 b\r\n", b" v b T30\r\n")  # b: a meta command's base64 flag
 # Lines for datagrams of several lines (memcached runs them all), joined by \r\n or a bare \n.
 LINES = (b"get k", b"get zz", b"gets k", b"delete k", b"delete hello", b"touch k 0",
          b"incr k 1", b"flush_all", b"version", b"", b" delete k", b"set k 0 0 1", b"x",
-         b"md k", b"mg k v", b"get k hello")
+         b"md k", b"mg k v", b"get k hello", b"md k b", b"mg k b v", b"md aGVsbG8= b",
+         b"stats", b"foo bar", b"get", b"version\r")
 OTHER_LINES = (b"gets k\r\n", b"get k hello\r\n", b"gat 0 k\r\n", b"gats 0 k\r\n", b"gat",
                b"mg k v\r\n", b"mn\r\n", b"flush_all\r\n", b"flush_all 10 noreply\r\n",
                b"flush_al", b"version\r\n", b"stats\r\n", b"get \r\n", b"get\r\n",
                b"GET k\r\n", b"get  k\r\n", b"get k\n", b"get k\r\n\r\n", b"\r\n", b"",
                b"\x80\x01\x00\x01\x08\x00\x00\x00\x00\x00\x00\x0a" + bytes(20) + b"kv",
-               b"\x80\x00\x00\x01" + bytes(20) + b"k")
+               b"\x80\x00\x00\x01" + bytes(20) + b"k",
+               # harmless on one whole line (no flush), or not
+               b"foo bar\r\n", b"x\n", b"x\r\n", b"ab\r\n", b"shutdown\r\n", b"abcdefgh\r\n",
+               b"verbosity 1\r\n", b"\rversion\r\n", b"version\r", b"version\r\r\n",
+               b"stats items\r\n", b"mn\r\n", b"me k\r\n", b"bget k\r\n",
+               # meta commands naming their key in base64 (aGVsbG8= is hello)
+               b"md aGVsbG8= b\r\n", b"mg aGVsbG8= b v\r\n", b"ma aGVsbG8= b\r\n",
+               b"md k b\r\n", b"md k Obar\r\n", b"ms aGVsbG8= 1 b\r\nx\r\n")
 IP_FIELDS = ((0, 1), (1, 1), (2, 2), (4, 2), (6, 2), (8, 1), (9, 1), (10, 2), (12, 4), (16, 4))
 
 
@@ -53,6 +64,7 @@ class Corpus:
         self.recent: list[bytes] = []
         self.keys = sorted({k for _, k in rg.LOOKUP})
         self.last: tuple[int, bytes] = (0, b"")  # (server, key) of the last frame / key drawn
+        self.pending: list[Datagram] = []  # the rest of a fragmented datagram, sent next
 
     # -- pieces
     def key(self) -> bytes:
@@ -75,14 +87,18 @@ class Corpus:
     def source(self) -> tuple[int, bytes, int]:
         """(source IP, source MAC, data port)."""
         r = self.rng.random()
-        if r < 0.55:
+        if r < 0.52:
             return self.rng.choice(rg.CLIENTS), w.CLIENT_MAC, rg.CLIENT_PORT
-        if r < 0.7:
+        if r < 0.67:
             return rg.SERVER_IP, w.SERVER_MAC, rg.SERVER_PORT
-        if r < 0.75:
+        if r < 0.72:
             return rg.SERVER2_IP, w.SERVER2_MAC, rg.SERVER2_PORT
-        if r < 0.8:
+        if r < 0.77:
             return rg.AGENT_IP, w.AGENT_MAC, rg.AGENT_PORT
+        if r < 0.82:  # a trusted agent's address from another port: spoofed
+            ip = self.rng.choice(sorted(rg.AGENT_PORTS))
+            port = self.rng.choice([p for p in rg.DATA_PORTS if p != rg.AGENT_PORTS[ip]])
+            return ip, self.rng.choice((w.CLIENT_MAC, w.SERVER_MAC)), port
         return self.rng.choice(rg.STRANGERS), w.UNKNOWN_MAC, self.rng.choice(rg.DATA_PORTS)
 
     def frame(self, payload: bytes, dport: int, src: int, smac: bytes) -> bytes:
@@ -179,6 +195,8 @@ class Corpus:
         if r < 0.40:
             return Datagram(self.frame(self.lines(), co.MEMCACHED_PORT, src, smac), port,
                             origin="lines")
+        if r < 0.43:
+            return self.fragmented(src, smac, port)
         if r < 0.62:
             payload = self.update() if rng.random() < 0.6 else self.ctrl_other()
             if rng.random() < 0.35:  # from the controller, in the name of a server
@@ -206,6 +224,28 @@ class Corpus:
         if rng.random() < 0.15:
             return Datagram(data, None, rng.choice(rg.DATA_PORTS), origin="random packet-out")
         return Datagram(data, rng.choice(rg.DATA_PORTS), origin="random bytes")
+
+    def fragmented(self, src: int, smac: bytes, port: int) -> Datagram:
+        """A memcached datagram (a get, a write, lines) split into two IPv4 fragments: the first
+        is returned, the rest comes next (``self.pending``), or is lost now and then."""
+        rng = self.rng
+        payload = rng.choice((self.get, self.write, self.lines))()
+        f = self.frame(payload, co.MEMCACHED_PORT, src, smac)
+        ip, dgram = f[14:34], f[34:]
+        words = rng.choice((1, 1, 2, 3, max(1, (len(dgram) - 1) // 8)))
+        cut = min(8 * words, len(dgram))
+
+        def fragment(data: bytes, flags_frag: int) -> bytes:
+            h = bytearray(ip)
+            struct.pack_into("!HHH", h, 2, 20 + len(data), struct.unpack_from("!H", h, 4)[0],
+                             flags_frag)
+            struct.pack_into("!H", h, 10, w.ipv4_header_checksum(bytes(h)))
+            return f[:14] + bytes(h) + data
+
+        if cut < len(dgram) and rng.random() < 0.9:
+            self.pending.append(Datagram(fragment(dgram[cut:], cut // 8), port,
+                                         origin="fragment (rest)"))
+        return Datagram(fragment(dgram[:cut], 0x2000), port, origin="fragment (first)")
 
     # -- mutations
     def mutate(self, f: bytes) -> bytes:
@@ -260,6 +300,10 @@ class Corpus:
         return bytes(b)
 
     def next(self) -> Datagram:
+        if self.pending:
+            d = self.pending.pop(0)
+            self.recent.append(d.frame)
+            return d
         d = self.seed()
         if self.rng.random() < 0.75:
             for _ in range(self.rng.choice((1, 1, 1, 2, 3, 4))):

@@ -21,12 +21,14 @@ import cache_wire as w
 import pytest
 from cache_rig import (
     AGENT_IP,
+    AGENT_PORT,
     CACHED,
     CACHED2,
     CLIENT_PORT,
     CLIENTS,
     DATA_PORTS,
     SERVER2_IP,
+    SERVER2_PORT,
     SERVER_IP,
     SERVER_PORT,
     STRANGERS,
@@ -59,20 +61,16 @@ write_commands = st.sampled_from(sorted(co.WRITE_COMMANDS))
 ONE_LINE_TAILS = [b"\r\n", b" 0\r\n", b" 1 noreply\r\n", b" noreply\r\n", b" 0 0 1 \x01\r\n"]
 DATA_BLOCK_TAILS = [b" 0 0 1\r\nx\r\n", b" 0 0 5\r\nhello\r\n", b" 0 0 5 noreply\r\nhel\nlo\r\n"]
 WRITE_TAILS = [b" 0 0 5\r\nhello\r\n", b" 0\r\n", b" 1 noreply\r\n", b"\r\n", b"", b" ",
+               b" b\r\n", b" v b\r\n", b" T30 b q\r\n", b" 0 0 1 b\r\nx\r\n",  # meta: base64 key
                b"\t", b"\x00", b"\x7f", b"\x01garbage", b" \xff\xfe", b"\n", b"\r", b" 1\n",
                b"\r\n\r\n", b" 0\r\ndelete hello\r\n"]
 
 
-@dataclass
-class Get:
-    """A ``get`` request frame, well-formed unless a field says otherwise."""
+@dataclass(kw_only=True)
+class MemcachedFrame:
+    """An Ethernet / IPv4 / UDP frame around a memcached payload, well-formed unless a field says
+    otherwise (the fields every request frame of these tests can get wrong)."""
 
-    key: bytes
-    rid: int = 7
-    line: bytes | None = None
-    seq: int = 0
-    total: int = 1
-    reserved: int = 0
     src: int = CLIENTS[0]
     dst: int = SERVER_IP
     sport: int = 40000
@@ -85,11 +83,8 @@ class Get:
     ethertype: int = w.ETHERTYPE_IPV4
     eth_dst: bytes = w.SERVER_MAC
     pad: bytes = b""
-    cut: int | None = None
 
-    def frame(self) -> bytes:
-        line = b"get " + self.key + b"\r\n" if self.line is None else self.line
-        payload = w.memcache_hdr(self.rid, self.seq, self.total, self.reserved) + line
+    def wrap(self, payload: bytes) -> bytes:
         seg = w.udp(payload, sport=self.sport, dport=self.dport,
                     length=8 + len(payload) + self.udp_len_delta)
         if self.udp_checksum == "right":
@@ -103,7 +98,24 @@ class Get:
         if self.checksum_delta:
             c = (int.from_bytes(pkt[10:12], "big") + self.checksum_delta) & 0xFFFF
             pkt = pkt[:10] + c.to_bytes(2, "big") + pkt[12:]
-        f = w.ether(pkt, dst=self.eth_dst, ethertype=self.ethertype) + self.pad
+        return w.ether(pkt, dst=self.eth_dst, ethertype=self.ethertype) + self.pad
+
+
+@dataclass
+class Get(MemcachedFrame):
+    """A ``get`` request frame, well-formed unless a field says otherwise."""
+
+    key: bytes
+    rid: int = 7
+    line: bytes | None = None
+    seq: int = 0
+    total: int = 1
+    reserved: int = 0
+    cut: int | None = None
+
+    def frame(self) -> bytes:
+        line = b"get " + self.key + b"\r\n" if self.line is None else self.line
+        f = self.wrap(w.memcache_hdr(self.rid, self.seq, self.total, self.reserved) + line)
         return f if self.cut is None else f[:self.cut]
 
 
@@ -143,18 +155,26 @@ class LineRule:
         after = line[len(word):]
         blanks = len(after) - len(after.lstrip(b" "))
         token = _first_token(after[blanks:])
-        tail = after[blanks + min(len(token), co.KMAX):]  # rest of the line, "\r\n", more
+        # What follows the key up to the end: the rest of the line, "\r\n", more. A word ended by
+        # "\r" (a command without arguments) has neither blanks nor key: its rest starts there.
+        bare_word = after[:1] == b"\r"
+        tail = after if bare_word else after[blanks + min(len(token), co.KMAX):]
         end = tail.find(b"\r\n")
-        one = (1 <= len(word) <= co.CMD_MAX and 1 <= blanks <= co.MAX_BLANKS
-               and 0 <= end == len(tail) - 2 and end <= co.REST_MAX)
-        bare_lf = one and b"\n" in tail[:end]
+        one = (1 <= len(word) <= co.CMD_MAX and (bare_word or 1 <= blanks <= co.MAX_BLANKS)
+               and 0 <= end == len(tail) - 2 and end <= co.REST_MAX
+               and len(line) >= 4)  # the switch looks 4 bytes ahead for "get " first
+        rest = tail[:end] if one else b""
+        bare_lf = one and b"\n" in rest
         if word in (b"get", b"gets"):
             flush = not one or bare_lf
         elif word in co.WRITE_COMMANDS:
-            flush = not one or bare_lf or not token
-        else:
-            flush = True
-        write = word in co.WRITE_COMMANDS and 1 <= blanks <= co.MAX_BLANKS
+            flush = (not one or bare_lf or not token
+                     or len(word) == 2 and b"b" in rest)  # a meta command's base64 key
+        elif word in (b"gat", b"gats") or word[:8] == b"flush_al" or line[:1] == b"\x80":
+            flush = True  # they change items the switch cannot name
+        else:  # another command: harmless on one whole line (memcached changes nothing)
+            flush = not one or bare_lf
+        write = word in co.WRITE_COMMANDS and 1 <= blanks <= co.MAX_BLANKS and not bare_word
         return cls(word, blanks, token, one, bare_lf, flush,
                    token if write and token and len(token) <= co.KMAX else None)
 
@@ -207,10 +227,14 @@ def get_case(name: str, expect: bool | None, flush: bool | None, **changes):
     return st.just((name, expect, flush, changes))
 
 
-COMMAND_SPELLINGS = {  # the command word as sent before the key: flushes?
-    b"GET ": True, b"Get ": True, b"gEt ": True, b"gets ": False, b"gat ": True, b"ge ": True,
-    b"getx ": True, b"xget ": True, b" get ": True, b"get  ": False, b"get\t": True,
-    b"get\x00": True, b"get": True, b"\r\nget ": True}
+RULE = "rule"  # flushes as LineRule says of the line sent (it depends on the key)
+
+COMMAND_SPELLINGS = {  # the command word as sent before the key: flushes? (an unknown word on
+    # one whole line does not: memcached answers ERROR and changes nothing)
+    b"GET ": False, b"Get ": False, b"gEt ": False, b"gets ": False, b"gat ": True,
+    b"ge ": False, b"getx ": False, b"xget ": False, b" get ": True, b"get  ": False,
+    b"get\t": True, b"get\x00": True, b"get": RULE, b"\r\nget ": True, b"\rget ": True,
+    b"getgetget ": True, b"gets\r\nget ": True}
 LINE_ENDINGS = {  # what follows the key: flushes? (the line must be read to its \r\n, alone)
     b"\n": True, b"\r": True, b"\r\r\n": False, b"\n\r": True, b" \r\n": False,
     b"\r\n\r\n": True, b"\r\nX": True, b"\t\r\n": False, b"\x00\r\n": False, b"\x7f\r\n": False,
@@ -333,6 +357,8 @@ def test_get_with_one_field_off(rig, key, case):
     for other in KEYS:  # a changed key may name another cached key: its slot is valid too
         ensure_valid(rig, other)
     g = apply_case(key, changes)
+    if flush == RULE:
+        flush = LineRule.of(g.line).expect_flush(rig)
     gen = rig.generation()
     v = rig.send(CLIENT_PORT, g.frame())
     if expect is not None:
@@ -377,61 +403,39 @@ def test_values_are_served_and_invalidated_per_server(rig, key, rid, write, cmd,
 # whenever the datagram is not exactly one command line with a key
 
 @dataclass
-class Write:
+class Write(MemcachedFrame):
     cmd: bytes
     key: bytes
     blanks: int = 1
     tail: bytes = b" 0\r\n"
-    src: int = CLIENTS[0]
-    sport: int = 40001
-    dport: int = co.MEMCACHED_PORT
     hdr: tuple = (9, 0, 1, 0)
-    ip: dict = field(default_factory=dict)
-    checksum_delta: int = 0
-    udp_len_delta: int = 0
-    ip_len_delta: int = 0
     cut_after_key: int | None = None  # cut the frame this many bytes after the key's start
-    pad: bytes = b""
-    dst: int = SERVER_IP
 
     def frame(self) -> bytes:
         head = w.memcache_hdr(*self.hdr) + self.cmd + b" " * self.blanks
-        payload = head + self.key + self.tail
-        seg = w.udp(payload, sport=self.sport, dport=self.dport,
-                    length=8 + len(payload) + self.udp_len_delta)
-        fields = dict(self.ip)
-        opts = fields.get("options", b"")
-        fields.setdefault("total_len", 20 + len(opts) + len(seg) + self.ip_len_delta)
-        pkt = w.ipv4(seg, src=self.src, dst=self.dst, **fields)
-        if self.checksum_delta:
-            c = (int.from_bytes(pkt[10:12], "big") + self.checksum_delta) & 0xFFFF
-            pkt = pkt[:10] + c.to_bytes(2, "big") + pkt[12:]
-        f = w.ether(pkt) + self.pad
+        f = self.wrap(head + self.key + self.tail)
         if self.cut_after_key is not None:
             key_at = len(f) - len(self.pad) - len(self.tail) - len(self.key)
             f = f[:key_at + self.cut_after_key]
         return f
 
 
-TAIL = "tail"  # flushes iff the tail holds more than the one line (or does not end it)
-
-
 def _write_cases():
     """(what is off, invalidates the key?, flushes?, Write fields); None: the model decides."""
     yes, no = True, False
     return [
-        st.builds(lambda n: ("1..4 blanks", yes, TAIL, {"blanks": n}), st.integers(1, 4)),
+        st.builds(lambda n: ("1..4 blanks", yes, RULE, {"blanks": n}), st.integers(1, 4)),
         st.builds(lambda n: ("more than 4 blanks (the key is not read: flush)", no, yes,
                              {"blanks": n}), st.integers(5, 9)),
-        get_case("no blank", no, yes, blanks=0),
-        st.builds(lambda t: ("whatever follows the key", yes, TAIL, {"tail": t}),
+        get_case("no blank (another command word, on one line or not)", no, RULE, blanks=0),
+        st.builds(lambda t: ("whatever follows the key", yes, RULE, {"tail": t}),
                   st.sampled_from(WRITE_TAILS)),
-        st.builds(lambda t: ("key continues", None, None, {"tail": t}),
+        st.builds(lambda t: ("key continues", None, RULE, {"key_extra": t}),
                   st.binary(min_size=1, max_size=4).filter(lambda t: t[0] > 0x20 and t[0] != 0x7F)),
         st.builds(lambda h: ("bad frame header", yes, yes, {"hdr": h}),
                   st.tuples(st.integers(0, 0xFFFF), st.integers(1, 9), st.integers(0, 9),
                             st.integers(1, 0xFFFF))),
-        st.builds(lambda d: ("IPv4 checksum (not looked at for writes)", yes, TAIL,
+        st.builds(lambda d: ("IPv4 checksum (not looked at for writes)", yes, RULE,
                              {"checksum_delta": d}), st.integers(1, 0xFFFE)),
         st.builds(lambda d: ("UDP length", yes, yes, {"udp_len_delta": d}),
                   st.integers(-40, 40).filter(bool)),
@@ -439,12 +443,12 @@ def _write_cases():
                   st.integers(-40, 40).filter(bool)),
         st.builds(lambda v: ("IPv4 version not 4 (not IPv4: no host takes it)", no, no,
                              {"ip": {"version": v}}), st.integers(0, 15).filter(lambda v: v != 4)),
-        st.builds(lambda b: ("Ethernet padding", yes, TAIL, {"pad": b}),
+        st.builds(lambda b: ("Ethernet padding", yes, RULE, {"pad": b}),
                   st.binary(min_size=1, max_size=30)),
         get_case("frame ends right after the key", yes, yes, tail=b""),
         st.builds(lambda n: ("frame ends inside the key", None, yes, {"cut_after_key": n}),
                   st.integers(0, 63)),
-        st.builds(lambda a: ("from anyone", yes, TAIL, {"src": a}),
+        st.builds(lambda a: ("from anyone", yes, RULE, {"src": a}),
                   st.sampled_from(CLIENTS + STRANGERS + (AGENT_IP,))),
         st.builds(lambda o: ("later fragment", no, no, {"ip": {"frag": o}}),
                   st.integers(1, 0x1FFF)),
@@ -455,8 +459,8 @@ def _write_cases():
         get_case("first fragment (MF)", yes, yes, ip={"flags": 1}),
         st.builds(lambda n: ("IPv4 options", yes, yes, {"ip": {"options": b"\x01" * (4 * n)}}),
                   st.integers(1, 10)),
-        get_case("to another server", no, TAIL, dst=SERVER2_IP),
-        st.builds(lambda t: ("65-byte key starting with a cached 64-byte key", no, TAIL,
+        get_case("to another server", no, RULE, dst=SERVER2_IP),
+        st.builds(lambda t: ("65-byte key starting with a cached 64-byte key", no, RULE,
                              {"key": b"K" * 64 + t}), st.binary(min_size=1, max_size=3).filter(
             lambda t: all(b > 0x20 and b != 0x7F for b in t))),
     ]
@@ -475,12 +479,14 @@ def test_write_with_one_field_off(rig, key, cmd, case, other, tail):
     ensure_valid(rig, other)
     changes = dict(changes)
     changes.setdefault("tail", tail)
+    wkey = changes.pop("key", key) + changes.pop("key_extra", b"")
     if "cut_after_key" in changes:
-        changes["cut_after_key"] %= len(changes.get("key", key))
-    if flush == TAIL:
-        flush = LineRule.of(b"set k" + changes["tail"]).expect_flush(rig)
+        changes["cut_after_key"] %= len(wkey)
+    if flush == RULE:
+        line = cmd + b" " * changes.get("blanks", 1) + wkey + changes["tail"]
+        flush = LineRule.of(line).expect_flush(rig)
     gen = rig.generation()
-    v = rig.send(CLIENT_PORT, Write(cmd, changes.pop("key", key), **changes).frame())
+    v = rig.send(CLIENT_PORT, Write(cmd, wkey, **changes).frame())
     assert v.kind == "forwarded", v.reason
     if expect is not None:
         assert (v.slot == slot) == expect, f"{name}: model says {v.reason}"
@@ -497,14 +503,15 @@ def test_write_with_one_field_off(rig, key, cmd, case, other, tail):
 @given(cmd=st.one_of(write_commands, st.sampled_from(
            [b"SET", b"Set", b"get", b"gets", b"gat", b"gats", b"mn", b"flush_all", b"flush_al",
             b"flush_alx", b"sets", b"settt", b"verbosity", b"incr\x00", b"s\xe5t", b"\x80",
-            b"\x80\x01", b"", b"\r\n", b"\n"])),
+            b"\x80\x01", b"", b"\r\n", b"\n", b"version", b"stats", b"x", b"bget", b"me",
+            b"version\r", b"md\r"])),
        key=st.one_of(cached_keys, st.sampled_from(UNCACHED),
                      st.binary(min_size=1, max_size=70)), blanks=st.integers(0, 6),
        tail=st.sampled_from(WRITE_TAILS + ONE_LINE_TAILS + DATA_BLOCK_TAILS))
 def test_write_like_lines(rig, cmd, key, blanks, tail):
     """Any command word, any key bytes: a write command with 1..4 blanks and a cached key
-    invalidates that key's slot and nothing else; anything but exactly one get, gets or keyed
-    write line flushes; nothing is dropped."""
+    invalidates that key's slot and nothing else; anything but exactly one get, gets, keyed
+    write or harmless line (LineRule) flushes; nothing is dropped."""
     for k in KEYS:
         ensure_valid(rig, k)
     line = cmd + b" " * blanks + key + tail
@@ -543,36 +550,86 @@ def ctrl_payloads():
     return st.one_of(update, inval, read, other)
 
 
+# Who sends a control datagram: (source address, port it comes in by; None: a packet-out),
+# and whether the switch takes it from there. trusted_agents holds (port, address): an agent's
+# address from any other port is spoofed.
+CTRL_SENDERS = {
+    "agent": (SERVER_IP, SERVER_PORT, True),
+    "agent of server 2": (SERVER2_IP, SERVER2_PORT, True),
+    "trusted non-server": (AGENT_IP, AGENT_PORT, True),
+    "packet-out": (SERVER_IP, None, True),
+    "client": (CLIENTS[0], CLIENT_PORT, False),
+    "stranger": (STRANGERS[0], SERVER2_PORT, False),
+    "server's address from the client's port": (SERVER_IP, CLIENT_PORT, False),
+    "server's address from server 2's port": (SERVER_IP, SERVER2_PORT, False),
+    "agent's address from the server's port": (AGENT_IP, SERVER_PORT, False),
+}
+
+
 @property_test
-@given(payload=ctrl_payloads(),
-       via=st.sampled_from(["agent", "packet-out", "client", "stranger", "trusted non-server"]),
+@given(payload=ctrl_payloads(), via=st.sampled_from(list(CTRL_SENDERS)),
        newer=st.booleans(), udp_len_delta=st.sampled_from([0, 0, 0, 1, -1]))
 def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
     if newer and payload[:1] == bytes([co.OP_UPDATE]) and len(payload) >= 10:
         slot = int.from_bytes(payload[2:4], "big") % co.CACHE_SLOTS
         ver = rig.next_version(slot) + 1  # a version the slot has not seen
         payload = payload[:4] + ver.to_bytes(4, "big") + payload[8:]
-    src = {"agent": SERVER_IP, "packet-out": SERVER_IP, "client": CLIENTS[0],
-           "stranger": STRANGERS[0], "trusted non-server": AGENT_IP}[via]
+    src, port, trusted = CTRL_SENDERS[via]
     seg = w.udp(payload, sport=5000, dport=co.CTRL_PORT,
                 length=8 + len(payload) + udp_len_delta)
     frame = w.ether(w.ipv4(seg, src=src, dst=SERVER_IP), src=w.AGENT_MAC)
     before = {n: list(rig.cells(n)) for n in co.STATE_REGS}
+    stats = list(rig.counts())
     gen = rig.generation()
-    if via == "packet-out":
+    if port is None:
         v = rig.send_out(frame, SERVER_PORT)
     else:
-        v = rig.send(DATA_PORTS[0], frame)
+        v = rig.send(port, frame)
     if len(payload) < 10:
         assert v.kind in ("forwarded", "sent"), v.reason  # not a control datagram at all
-    elif payload[0] & co.ACK_FLAG or via in ("client", "stranger"):
+    elif payload[0] & co.ACK_FLAG or not trusted:
         assert v.kind == "dropped" and not v.writes
         assert all(rig.cells(n) == before[n] for n in co.STATE_REGS)
+        assert rig.counts()[co.STAT_UNTRUSTED] == stats[co.STAT_UNTRUSTED] + 1
     else:
         assert v.kind == "acked" and v.status is not None
+        [(out_port, _)] = v.outputs or [(None, b"")]  # a packet-out's ack is a packet-in
+        assert out_port == port
         if v.status != co.STATUS_APPLIED:
             assert all(rig.cells(n) == before[n] for n in co.STATE_REGS)
     assert not flushed(rig, gen)  # control datagrams never flush
+
+
+@property_test
+@given(line=st.one_of(st.sampled_from([b"delete hello\r\n", b"get hello\r\n", b"version\r\n",
+                                       b"set hello 0 0 5\r\nhello\r\n", b"md aGVsbG8= b\r\n"]),
+                      st.binary(max_size=60)),
+       words=st.integers(1, 4), dport=st.sampled_from([co.MEMCACHED_PORT, co.MEMCACHED_PORT, 53]),
+       src=st.sampled_from(CLIENTS + STRANGERS), options=st.booleans())
+def test_a_first_fragment_flushes(rig, line, words, dport, src, options):
+    """A UDP datagram to the memcached port split into IPv4 fragments: the first one (MF set,
+    offset 0) flushes whatever it holds after the UDP header (no memcached frame header, part of
+    it, part of a line), since the host reassembles what the switch cannot see; the rest, which
+    carries no UDP header, is forwarded unchanged and changes nothing. To another port, nothing
+    flushes."""
+    for k in KEYS:
+        ensure_valid(rig, k)
+    dgram = w.udp(w.memcache_hdr(5) + line, sport=40004, dport=dport)
+    cut = 8 * words  # fragment offsets count 8-byte units
+    fields = {"src": src, "dst": SERVER_IP, "ident": 0x5151,
+              "options": b"\x01" * 4 if options else b""}
+    first = w.ether(w.ipv4(dgram[:cut], flags=1, **fields))
+    gen = rig.generation()
+    v = rig.send(CLIENT_PORT, first)
+    assert v.kind == "forwarded" and v.outputs == [(SERVER_PORT, first)], v.reason
+    assert flushed(rig, gen) == (dport == co.MEMCACHED_PORT), v.reason
+    if len(dgram) > cut:
+        gen = rig.generation()
+        answering = [s for s in CACHED.values() if rig.answers(s)]
+        rest = w.ether(w.ipv4(dgram[cut:], frag=words, **fields))
+        v = rig.send(CLIENT_PORT, rest)
+        assert v.kind == "forwarded" and not v.writes and not flushed(rig, gen), v.reason
+        assert all(rig.answers(s) for s in answering)
 
 
 # -- 5. anything at all in the UDP payload, and sequences of operations
@@ -580,7 +637,8 @@ def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
 
 @property_test
 @given(payload=st.binary(max_size=120), dport=st.sampled_from([co.MEMCACHED_PORT, co.CTRL_PORT]),
-       src=st.sampled_from(CLIENTS + STRANGERS + (AGENT_IP,)), port=st.sampled_from(DATA_PORTS),
+       src=st.sampled_from(CLIENTS + STRANGERS + (AGENT_IP, SERVER_IP)),
+       port=st.sampled_from(DATA_PORTS),
        out=st.booleans())
 def test_arbitrary_udp_payload(rig, payload, dport, src, port, out):
     frame = w.udp_frame(payload, src=src, dst=SERVER_IP, sport=12345, dport=dport)
@@ -590,8 +648,17 @@ def test_arbitrary_udp_payload(rig, payload, dport, src, port, out):
         rig.send(port, frame)
 
 
-FLUSHING_LINES = [b"flush_all\r\n", b"get zz\r\ndelete hello\r\n", b"version\r\n",
-                  b" delete k\r\n", b"set k 0 0 1\r\nx\r\n", b"gat 0 k\r\n", b"\r\n"]
+FLUSHING_LINES = [b"flush_all\r\n", b"get zz\r\ndelete hello\r\n", b"version\r\nversion\r\n",
+                  b" delete k\r\n", b"set k 0 0 1\r\nx\r\n", b"gat 0 k\r\n", b"\r\n",
+                  b"md aGVsbG8= b\r\n", b"x\n"]
+FLUSHING = [w.udp_frame(w.memcache_hdr(3) + line, src=CLIENTS[0], dst=SERVER_IP, sport=40002,
+                        dport=co.MEMCACHED_PORT) for line in FLUSHING_LINES]
+# `delete hello` split after the UDP header: the first fragment holds no memcached frame header.
+FLUSHING.append(w.ether(w.ipv4(w.udp(w.memcache_hdr(3) + b"delete hello\r\n", sport=40002,
+                                     dport=co.MEMCACHED_PORT)[:8],
+                               src=CLIENTS[0], dst=SERVER_IP, flags=1)))
+HARMLESS_LINES = [b"version\r\n", b"stats\r\n", b"foo bar\r\n", b"get\r\n", b"mn\r\n",
+                  b"GET hello\r\n"]
 
 op_strategy = st.one_of(
     st.tuples(st.just("get"), st.one_of(cached_keys, st.sampled_from(UNCACHED)),
@@ -600,17 +667,20 @@ op_strategy = st.one_of(
     st.tuples(st.just("update"), cached_keys, st.binary(max_size=64), st.integers(-1, 2)),
     st.tuples(st.just("invalidate"), st.one_of(cached_keys, st.sampled_from(UNCACHED))),
     st.tuples(st.just("read"), cached_keys),
-    st.tuples(st.just("flush"), st.sampled_from(FLUSHING_LINES)),
+    st.tuples(st.just("flush"), st.sampled_from(FLUSHING)),
+    st.tuples(st.just("harmless"), st.sampled_from(HARMLESS_LINES)),
+    st.tuples(st.just("spoofed update"), cached_keys, st.sampled_from([CLIENT_PORT, SERVER2_PORT])),
 )
 
 
 @property_test
 @given(ops=st.lists(op_strategy, min_size=1, max_size=25))
 def test_sequences_of_operations(rig, ops):
-    """Interleaved GETs, writes, flushes and control datagrams: the model and the switch stay in
-    step (the check after each frame), a key answers iff its slot is valid and of the current
-    generation, a flush stops every slot, and a refill is applied only to a slot invalidated
-    since the last flush."""
+    """Interleaved GETs, writes, flushes, harmless commands and control datagrams (some from a
+    spoofed agent address): the model and the switch stay in step (the check after each frame), a
+    key answers iff its slot is valid and of the current generation, a flush stops every slot, a
+    harmless command (version, an unknown word) and a spoofed update change nothing, and a refill
+    is applied only to a slot invalidated since the last flush."""
     # Slots not invalidated (OP_UPDATE, length 0) since a flush of this example: no refill of
     # them may be applied.
     unstamped: set[int] = set()
@@ -635,15 +705,29 @@ def test_sequences_of_operations(rig, ops):
                 else:
                     unstamped.discard(slot)
         elif op[0] == "invalidate":
-            rig.send(3, rig.ctrl_frame(w.ctrl_hdr(co.OP_INVALIDATE_KEY) + op[1] + b"\r\n"))
+            payload = w.ctrl_hdr(co.OP_INVALIDATE_KEY) + op[1] + b"\r\n"
+            rig.send(SERVER_PORT, rig.ctrl_frame(payload))
         elif op[0] == "flush":
             gen = rig.generation()
-            frame = w.udp_frame(w.memcache_hdr(3) + op[1], src=CLIENTS[0], dst=SERVER_IP,
-                                sport=40002, dport=co.MEMCACHED_PORT)
-            v = rig.send(CLIENT_PORT, frame)
+            v = rig.send(CLIENT_PORT, op[1])
             assert v.kind == "forwarded" and rig.generation() == (gen + 1) & co.MASK64
             assert not any(rig.answers(s) for s in CACHED.values())
             unstamped = set(CACHED.values())
+        elif op[0] == "harmless":
+            answering = [s for s in CACHED.values() if rig.answers(s)]
+            v = rig.send(CLIENT_PORT, w.udp_frame(w.memcache_hdr(3) + op[1], src=CLIENTS[0],
+                                                  dst=SERVER_IP, sport=40002,
+                                                  dport=co.MEMCACHED_PORT))
+            assert v.kind == "forwarded" and v.flush is None
+            assert all(rig.answers(s) for s in answering)
+        elif op[0] == "spoofed update":
+            # The server's address from another port: dropped, whatever the version.
+            _, key, port = op
+            slot = CACHED[key]
+            before = rig.model.slot_state(slot)
+            payload = w.ctrl_hdr(co.OP_UPDATE, slot, rig.next_version(slot) + 5, 4) + b"EVIL"
+            v = rig.send(port, rig.ctrl_frame(payload))
+            assert v.kind == "dropped" and rig.model.slot_state(slot) == before
         else:
             slot = CACHED[op[1]]
             v = rig.send_out(rig.ctrl_frame(w.ctrl_hdr(co.OP_READ, slot)), CLIENT_PORT)
@@ -659,15 +743,17 @@ line_keys = st.one_of(
     st.builds(lambda c, n: c * n, printable,
               st.sampled_from([63, 64, 65, 100, 200, 250, 319, 320])))
 line_rests = st.one_of(
-    st.just(b""), st.sampled_from([b" 0", b" 0 0 5", b" noreply", b" k hello", b" \x00", b"\t1"]),
+    st.just(b""), st.sampled_from([b" 0", b" 0 0 5", b" noreply", b" k hello", b" \x00", b"\t1",
+                                   b" b", b" v b", b" T30 b q", b"b", b" Obar"]),
     st.builds(lambda n: (b" k" * 200)[:n], st.sampled_from([1, 2, 190, 191, 254, 255, 256])))
 
 
 @property_test
-@given(lead=st.sampled_from([b"", b"", b"", b"", b" ", b"  ", b"\r\n", b"\n"]),
+@given(lead=st.sampled_from([b"", b"", b"", b"", b" ", b"  ", b"\r\n", b"\n", b"\r"]),
        word=st.sampled_from([b"get", b"gets", b"set", b"delete", b"incr", b"touch", b"cas", b"md",
-                             b"mg", b"ms", b"ma", b"flush_all", b"gat", b"gats", b"version",
-                             b"stats", b"mn", b"me", b"GET", b"\x80"]),
+                             b"mg", b"ms", b"ma", b"flush_all", b"flush_al", b"gat", b"gats",
+                             b"version", b"stats", b"mn", b"me", b"GET", b"\x80", b"foo",
+                             b"shutdown", b"verbosity", b"x"]),
        blanks=st.sampled_from([0, 1, 1, 1, 2, 4, 5]), key=line_keys, rest=line_rests,
        end=st.sampled_from([b"\r\n", b"\r\n", b"\r\n", b"\n", b"", b"\r", b"\r\r\n"]),
        more=st.sampled_from([b"", b"", b"", b"delete hello\r\n", b"\r\n", b"x", b"\n",
@@ -675,7 +761,9 @@ line_rests = st.one_of(
        header_ok=st.sampled_from([True, True, True, False]))
 def test_command_lines_flush_or_not(rig, lead, word, blanks, key, rest, end, more, header_ok):
     """A datagram built from a command line's parts: it flushes iff it is not exactly one
-    `get`, `gets` or keyed-write line; a write invalidates its key; a clean `get` is answered."""
+    `get`, `gets`, keyed-write (no `b` after a meta command's key) or other harmless line (an
+    unknown word, `version`: not flush_all, gat, gats or binary); a write invalidates its key; a
+    clean `get` is answered."""
     ensure_valid(rig, b"hello")
     if key in CACHED:
         ensure_valid(rig, key)

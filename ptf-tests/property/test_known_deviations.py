@@ -4,9 +4,13 @@ While a deviation is open, the rest of the suite runs the model with it accepted
 cache_oracle.KNOWN_DEVIATIONS, the model predicting what the data plane does instead), and its
 test here runs the strict model under ``pytest.mark.xfail(strict=True, raises=Mismatch)``: once
 the data plane is fixed the test passes, xfail(strict) turns that into a failure, and the name
-and the marker go. Fixed ones are kept as regressions: cfe033f, fb1562d, and the coherence holes
-closed by the flush of 854b3a7; a bare "\n" hiding a second command (BARE_LF) and the 32-bit
-cache generation that wrapped, both fixed after 93900cb. None is open.
+and the marker go. Fixed ones are kept as regressions: cfe033f, fb1562d, the coherence holes
+closed by the flush of 854b3a7, a bare "\n" hiding a second command (BARE_LF) and the 32-bit
+cache generation that wrapped (both fixed after 93900cb), and the holes closed by e30b69f: a
+spoofed agent address, a write behind a first fragment holding only the UDP header, a meta
+command naming its key in base64; one whole harmless line no longer flushes. No deviation from
+the rules is open. One coherence hole outside the rules is open, as a strict xfail that does not
+go through the model: a write whose last fragment comes late (end of this file).
 """
 
 from __future__ import annotations
@@ -14,7 +18,15 @@ from __future__ import annotations
 import cache_oracle as co
 import cache_wire as w
 import pytest
-from cache_rig import CACHED, CLIENT_PORT, CLIENTS, SERVER_IP, SERVER_PORT, Rig
+from cache_rig import (
+    CACHED,
+    CLIENT_PORT,
+    CLIENTS,
+    SERVER2_PORT,
+    SERVER_IP,
+    SERVER_PORT,
+    Rig,
+)
 
 from p4cache import dataplane as dp
 
@@ -192,3 +204,110 @@ def test_the_cache_generation_does_not_wrap_at_32_bits(strict):
         assert not answered(strict, b"hello")
     finally:
         strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
+
+
+# -- fixed in e30b69f
+
+
+def test_a_spoofed_agent_address_cannot_update_the_cache(strict):
+    # trusted_agents held addresses only: a client sending from the server's address was taken
+    # for the server's agent, and could put any reply in any slot (and was acknowledged).
+    slot = CACHED[b"hello"]
+    good = b"VALUE hello 0 1\r\nv\r\nEND\r\n"
+    strict.fill(slot, good)
+    version = strict.model.regs["slot_version"][slot]
+    evil = dp.update_datagram(slot, version + 1, b"VALUE hello 0 4\r\nEVIL\r\nEND\r\n")
+    spoofs = [(CLIENT_PORT, evil), (SERVER2_PORT, evil),
+              (CLIENT_PORT, dp.update_datagram(slot, version + 1, b"")),
+              (CLIENT_PORT, dp.invalidate_key_datagram(b"hello"))]
+    for port, payload in spoofs:
+        untrusted = strict.counts()[co.STAT_UNTRUSTED]
+        v = strict.send(port, strict.ctrl_frame(payload, src=SERVER_IP))
+        assert v.kind == "dropped" and not v.outputs
+        assert strict.counts()[co.STAT_UNTRUSTED] == untrusted + 1
+    v = strict.send(CLIENT_PORT, strict.get_frame(b"hello"))
+    assert v.kind == "answered" and v.outputs[0][1].endswith(good)
+    # The version was not used up: the agent itself, on the server's port, applies it.
+    v = strict.send(SERVER_PORT, strict.ctrl_frame(dp.update_datagram(slot, version + 1, b"")))
+    assert v.status == co.STATUS_APPLIED and v.outputs[0][0] == SERVER_PORT
+    strict.fill(slot, good)
+
+
+def fragments(line: bytes, first_words: int) -> tuple[bytes, bytes]:
+    """``line`` in one memcached datagram, split into two IPv4 fragments after ``first_words``
+    8-byte units of the UDP datagram (1: the UDP header alone)."""
+    dgram = w.udp(dp.memcache_frame(8, line), sport=40001, dport=co.MEMCACHED_PORT)
+    ip = {"src": CLIENTS[0], "dst": SERVER_IP, "ident": 0x7777}
+    cut = 8 * first_words
+    return (w.ether(w.ipv4(dgram[:cut], flags=1, **ip)),
+            w.ether(w.ipv4(dgram[cut:], frag=first_words, **ip)))
+
+
+def test_a_write_behind_a_first_fragment_with_only_the_udp_header_flushes(strict):
+    # The first fragment held no memcached frame header, so nothing was parsed and nothing
+    # flushed; the second, without a UDP header, was not looked at: `delete hello` reached
+    # memcached and hello was still served.
+    strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
+    assert answered(strict, b"hello")
+    first, rest = fragments(b"delete hello\r\n", 1)
+    v = strict.send(CLIENT_PORT, first)
+    assert v.kind == "forwarded" and v.flush and v.outputs == [(SERVER_PORT, first)]
+    v = strict.send(CLIENT_PORT, rest)
+    assert v.kind == "forwarded" and not v.flush and v.outputs == [(SERVER_PORT, rest)]
+    assert not answered(strict, b"hello")
+
+
+@pytest.mark.parametrize("line", [b"md aGVsbG8= b\r\n", b"md aGVsbG8= q b\r\n",
+                                  b"mg aGVsbG8= b v\r\n", b"ma aGVsbG8= b\r\n",
+                                  b"mg aGVsbG8= T30 b\r\n"])
+def test_a_meta_command_with_a_base64_key_flushes(strict, line):
+    # aGVsbG8= is base64 for hello: memcached (1.6.18) deletes, touches or increments hello;
+    # the switch used to invalidate the key "aGVsbG8=" only, and kept serving hello.
+    through, served = sent_then_served(strict, line)
+    assert through and not served
+
+
+@pytest.mark.parametrize("line", [b"version\r\n", b"stats\r\n", b"foo bar\r\n", b"get\r\n",
+                                  b"mn\r\n", b"GET hello\r\n", b"me hello\r\n",
+                                  b"version\r\r\n"])
+def test_one_whole_harmless_line_does_not_flush(strict, line):
+    # memcached answers these (ERROR for an unknown word) and changes no item: they used to
+    # flush; now they are forwarded and the cache keeps serving.
+    through, served = sent_then_served(strict, line)
+    assert through and served
+
+
+@pytest.mark.parametrize("line", [b"x\n", b"flush_all\r\n", b"version\r\nversion\r\n",
+                                  b" version\r\n", b"\r\n", b"version\r", b"delete\r\n",
+                                  b"verbosity 1\r\n", b"x\r\n"])
+def test_other_lines_still_flush(strict, line):
+    # A bare LF (another line may follow), flush_all, two lines, no command word, no line end, a
+    # write without a key, a command word longer than CMD_MAX, a datagram too short to read.
+    through, served = sent_then_served(strict, line)
+    assert through and not served
+
+
+# -- open: outside the rules (the model does not say what the fix should do, so the late
+# fragment and the GET go to the engine directly)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="open: a write completed by a late IPv4 fragment is never seen")
+def test_a_write_completed_by_a_late_fragment_is_not_served_stale(strict):
+    # The first fragment flushes (e30b69f), but memcached applies the write only when the last
+    # fragment arrives, which the host waits for up to its reassembly timeout (Linux: 30 s). A
+    # refill in between (invalidate, fetch the old value, fill) is applied, and the last fragment,
+    # carrying no UDP header, changes nothing: the old value is served after memcached has the
+    # new one (memcached 1.6.18 applies a `set` whose last fragment comes 3 s late).
+    slot = CACHED[b"hello"]
+    old = b"VALUE hello 0 3\r\nold\r\nEND\r\n"
+    strict.fill(slot, old)
+    first, last = fragments(b"set hello 0 0 3\r\nNEW\r\n", 2)
+    assert strict.send(CLIENT_PORT, first).flush
+    strict.fill(slot, old)  # the controller's refill: memcached still holds "old"
+    try:
+        strict.sw.process_packet(CLIENT_PORT, last)  # memcached now holds "NEW"
+        out = strict.sw.process_packet(CLIENT_PORT, strict.get_frame(b"hello"))
+    finally:
+        strict.resync()
+    assert not [frame for port, frame in out if port == CLIENT_PORT], "old value served"

@@ -21,10 +21,9 @@ from p4cache_ptf.base import (
     SERVER_PORT,
     SERVERS,
     SWITCH_MAC,
-    P4CacheTest,
     ip_int,
 )
-from p4cache_ptf.memcached import Memcached
+from p4cache_ptf.memcached import MemcachedTest
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet
 
@@ -39,30 +38,6 @@ def value_for_reply_len(key: bytes, flags: int, reply_len: int) -> bytes:
         if len(dp.render_value_reply(key, flags, b"v" * n)) == reply_len:
             return bytes(0x41 + i % 26 for i in range(n))
     raise ValueError(f"no value gives a reply of {reply_len} bytes")
-
-
-class MemcachedTest(P4CacheTest):
-    """A P4CacheTest with a real memcached to compare against."""
-
-    def setUp(self) -> None:
-        P4CacheTest.setUp(self)
-        self.mc = Memcached()
-
-    def tearDown(self) -> None:
-        self.mc.close()
-        P4CacheTest.tearDown(self)
-
-    def check_item(self, key: bytes, flags: int, value: bytes, slot: int,
-                   request_id: int = 0x1234) -> bytes:
-        """Store the item in memcached and in ``slot``; the switch's answer must equal
-        memcached's. Returns memcached's UDP payload."""
-        self.mc.set(key, value, flags)
-        reference = self.mc.udp_get(key, request_id)
-        self.assertTrue(reference.startswith(dp.MEMCACHE_HDR.pack(request_id, 0, 1, 0)),
-                        f"memcached's own reply header: {reference[:8].hex()}")
-        self.cache(key, slot, dp.render_value_reply(key, flags, value))
-        self.expect_hit(self.get_frame(key, request_id), reference)
-        return reference
 
 
 class HitMatchesMemcached(MemcachedTest):

@@ -5,7 +5,8 @@ Each test caches ``k`` and a 64-byte key first, so answering would be possible; 
 come out of the server's port unchanged, with no reply to the client and no hit or miss counted
 (none is a cache candidate). memcached runs every command line of a datagram, so a datagram the
 switch cannot read to its end as exactly one line *flushes* the cache (every slot invalidated,
-STAT_FLUSH counted) before it goes on; each case says whether it does, and after a flush the
+STAT_FLUSH counted) before it goes on, unless that line is a read or a command that changes
+nothing (version, an unknown word); each case says whether it flushes, and after a flush the
 slots are refilled the way the controller does it. A clean GET at the end shows the cache was
 live all along.
 """
@@ -64,27 +65,50 @@ def line(text: bytes, **kw: object) -> Packet:
     return body(dp.memcache_frame(1, text), **kw)
 
 
-class CommandShapes(PassThroughTest):
-    """Long keys, several keys, gets, capitals, missing or odd keys, unknown commands."""
+class LineCases(PassThroughTest):
+    """Cases that differ only in the command line(s) of one well-formed datagram."""
 
-    cases = [
-        ("key of KMAX+1 bytes starting with a cached key",
-         body(dp.get_request(1, KEY64 + b"x")), KEEP),
-        ("key of 250 bytes", body(dp.get_request(1, KEY64 * 3 + KEY64[:58])), KEEP),
-        ("two keys, line of 320 bytes", line(b"get k " + b"x" * 311 + b"\r\n"), FLUSH),
-        ("two keys", line(b"get k k\r\n"), KEEP),
-        ("two cached keys", line(b"get k " + KEY64 + b"\r\n"), KEEP),
-        ("gets", line(b"gets k\r\n"), KEEP),
-        ("gets, two keys", line(b"gets k " + KEY64 + b"\r\n"), KEEP),
-        ("get, blank, no key", line(b"get \r\n"), KEEP),
-        ("control byte after key", line(b"get k\x01\r\n"), KEEP),
-        ("DEL after key", line(b"get k\x7f\r\n"), KEEP),
-        ("NUL after key", line(b"get k\x00\r\n"), KEEP),
-        ("get without key", line(b"get\r\n"), FLUSH),
-        ("tab instead of blank", line(b"get\tk\r\n"), FLUSH),
-        ("GET in capitals", line(b"GET k\r\n"), FLUSH),
-        ("command word too long", line(b"getgetget k\r\n"), FLUSH),
-        ("version", line(b"version\r\n"), FLUSH),
+    lines: list[tuple[str, bytes, bool]] = []  # name, the datagram's text, whether it flushes
+
+    def cases_to_send(self) -> list[Case]:
+        return [(name, line(text), flushes) for name, text, flushes in self.lines]
+
+
+class CommandShapes(LineCases):
+    """Long keys, several keys, gets, capitals, missing or odd keys, unknown commands. One whole
+    line of a command that changes nothing (memcached answers ERROR, or its version) does not
+    flush; no command word, a word over CMD_MAX or more than one line does."""
+
+    lines = [
+        ("key of KMAX+1 bytes starting with a cached key", b"get " + KEY64 + b"x\r\n", KEEP),
+        ("key of 250 bytes", b"get " + KEY64 * 3 + KEY64[:58] + b"\r\n", KEEP),
+        ("two keys, line of 320 bytes", b"get k " + b"x" * 311 + b"\r\n", FLUSH),
+        ("two keys", b"get k k\r\n", KEEP),
+        ("two cached keys", b"get k " + KEY64 + b"\r\n", KEEP),
+        ("gets", b"gets k\r\n", KEEP),
+        ("gets, two keys", b"gets k " + KEY64 + b"\r\n", KEEP),
+        ("get, blank, no key", b"get \r\n", KEEP),
+        ("control byte after key", b"get k\x01\r\n", KEEP),
+        ("DEL after key", b"get k\x7f\r\n", KEEP),
+        ("NUL after key", b"get k\x00\r\n", KEEP),
+        ("get without key", b"get\r\n", KEEP),
+        ("tab instead of blank", b"get\tk\r\n", FLUSH),
+        ("GET in capitals", b"GET k\r\n", KEEP),
+        ("command word too long", b"getgetget k\r\n", FLUSH),
+        ("version", b"version\r\n", KEEP),
+        ("stats", b"stats\r\n", KEEP),
+        ("stats items", b"stats items\r\n", KEEP),
+        ("unknown command", b"foo bar\r\n", KEEP),
+        ("unknown command of CMD_MAX bytes", b"abcdefgh\r\n", KEEP),
+        ("command word of CMD_MAX+1 bytes", b"verbosity 1\r\n", FLUSH),
+        ("version, blank first", b" version\r\n", FLUSH),
+        ("empty line", b"\r\n", FLUSH),
+        ("unknown command, bare LF", b"x\n", FLUSH),
+        ("version, bare LF, flush_all", b"version\nflush_all\r\n", FLUSH),
+        ("unknown command, bare LF in the rest, a write", b"foo bar\ndelete k\r\n", FLUSH),
+        ("version, CR without LF", b"version\r", FLUSH),
+        ("version twice", b"version\r\nversion\r\n", FLUSH),
+        ("a write without a key", b"delete\r\n", FLUSH),
     ]
 
     def runTest(self) -> None:
@@ -127,25 +151,25 @@ class Ipv4Shapes(PassThroughTest):
         self.check_cases()
 
 
-class LineEndings(PassThroughTest):
+class LineEndings(LineCases):
     """Only ``\\r\\n`` right after the key, and nothing after it, makes a candidate; more
     lines, or a line that does not end, flush."""
 
-    cases = [
-        ("bytes after CRLF", line(b"get k\r\nX"), FLUSH),
-        ("second line", line(b"get k\r\nget k\r\n"), FLUSH),
-        ("a write after the get", line(b"get k\r\ndelete k\r\n"), FLUSH),
-        ("a bare LF ends the line early", line(b"get k x\ndelete k\r\n"), FLUSH),
-        ("empty line after", line(b"get k\r\n\r\n"), FLUSH),
-        ("bare LF", line(b"get k\n"), FLUSH),
-        ("CR without LF", line(b"get k\r"), FLUSH),
-        ("LF CR", line(b"get k\n\r"), FLUSH),
-        ("no line end", line(b"get k"), FLUSH),
-        ("no line end, as long as CRLF would be", line(b"get\x01k"), FLUSH),
-        ("blank before command", line(b" get k\r\n"), FLUSH),
-        ("blank before CRLF", line(b"get k \r\n"), KEEP),
-        ("two blanks before key", line(b"get  k\r\n"), KEEP),
-        ("CR CR LF", line(b"get k\r\r\n"), KEEP),
+    lines = [
+        ("bytes after CRLF", b"get k\r\nX", FLUSH),
+        ("second line", b"get k\r\nget k\r\n", FLUSH),
+        ("a write after the get", b"get k\r\ndelete k\r\n", FLUSH),
+        ("a bare LF ends the line early", b"get k x\ndelete k\r\n", FLUSH),
+        ("empty line after", b"get k\r\n\r\n", FLUSH),
+        ("bare LF", b"get k\n", FLUSH),
+        ("CR without LF", b"get k\r", FLUSH),
+        ("LF CR", b"get k\n\r", FLUSH),
+        ("no line end", b"get k", FLUSH),
+        ("no line end, as long as CRLF would be", b"get\x01k", FLUSH),
+        ("blank before command", b" get k\r\n", FLUSH),
+        ("blank before CRLF", b"get k \r\n", KEEP),
+        ("two blanks before key", b"get  k\r\n", KEEP),
+        ("CR CR LF", b"get k\r\r\n", KEEP),
     ]
 
     def runTest(self) -> None:

@@ -126,8 +126,9 @@ class PacketOutUpdates(UpdateTest):
 
 
 class UntrustedControlDropped(UpdateTest):
-    """Control datagrams from a source not in trusted_agents, and acknowledgements arriving
-    from anywhere, go nowhere (not applied, not acknowledged, not forwarded) and are counted."""
+    """Control datagrams from a source not in trusted_agents (for the port it comes in by), and
+    acknowledgements arriving from anywhere, go nowhere (not applied, not acknowledged, not
+    forwarded) and are counted."""
 
     def runTest(self) -> None:
         key, slot = b"guarded", 6
@@ -158,6 +159,43 @@ class UntrustedControlDropped(UpdateTest):
         self.assert_stats(untrusted=len(attempts) + 1, update=1, hit=2)
         # The slot's version is still 1: the trusted agent's version 2 applies.
         self.assert_status(self.update(slot, 2, evil), dp.STATUS_APPLIED)
+
+
+class SpoofedAgentAddress(UpdateTest):
+    """trusted_agents holds (ingress port, address): a host that sends from a server's address
+    through another port (the client's, the other server's) is no agent. Its updates,
+    invalidations and reads are dropped unanswered and counted STAT_UNTRUSTED; the cache keeps
+    serving the server's value, and the versions it sent are not used up."""
+
+    def runTest(self) -> None:
+        key, slot = b"foo", 1
+        good, evil = reply_of(key, b"bar"), reply_of(key, b"EVIL")
+        self.cache(key, slot, good, version=1)
+        attempts = [
+            ("update from the client's port", CLIENT_PORT, SERVER_IP,
+             dp.update_datagram(slot, 2, evil)),
+            ("update with a much newer version", CLIENT_PORT, SERVER_IP,
+             dp.update_datagram(slot, 0xFFFFFFFF, evil)),
+            ("invalidation from the client's port", CLIENT_PORT, SERVER_IP,
+             dp.update_datagram(slot, 2, b"")),
+            ("key invalidation from the client's port", CLIENT_PORT, SERVER_IP,
+             dp.invalidate_key_datagram(key)),
+            ("read from the client's port", CLIENT_PORT, SERVER_IP, dp.read_datagram(slot)),
+            ("update from server2's port", SERVER2_PORT, SERVER_IP,
+             dp.update_datagram(slot, 3, evil)),
+            ("server2's address from the server's port", SERVER_PORT, SERVER2_IP,
+             dp.update_datagram(slot, 3, evil)),
+        ]
+        for name, port, src_ip, payload in attempts:
+            with self.subTest(attempt=name):
+                self.send(port, self.ctrl_frame(payload, src_ip=src_ip))
+                tu.verify_no_other_packets(self)  # no acknowledgement to the spoofer either
+        self.assert_serves(key, good)
+        self.assert_stats(untrusted=len(attempts), update=1, hit=1)
+        # The slot is still at version 1: the agent's own version 2 applies.
+        self.assert_status(self.update(slot, 2, b""), dp.STATUS_APPLIED)
+        self.assert_status(self.update(slot, 3, evil), dp.STATUS_APPLIED)
+        self.assert_serves(key, evil, rid=2)
 
 
 class OtherControlOps(UpdateTest):

@@ -15,23 +15,16 @@ from p4cache import dataplane as dp
 
 FLUSH, KEEP = True, False
 
+# The request line of each write command memcached has, for key %s. A storage command's data
+# block is a second line: its datagram flushes the cache. mg is a read, but its flags can touch or
+# vivify the item.
+STORAGE_LINES = (b"set %s 0 0 1", b"add %s 0 0 1", b"replace %s 5 0 1", b"append %s 0 0 1",
+                 b"prepend %s 0 0 1", b"cas %s 0 0 1 12345", b"ms %s 1 T0")
+ONE_LINE_WRITES = (b"incr %s 1", b"decr %s 1", b"delete %s", b"touch %s 10", b"md %s q",
+                   b"ma %s N0 J13", b"mg %s v T30")
 # command -> (the request line(s) for key K, whether the datagram flushes the cache)
-WRITES = {
-    "set": (b"set %s 0 0 1\r\nx\r\n", FLUSH),
-    "add": (b"add %s 0 0 1\r\nx\r\n", FLUSH),
-    "replace": (b"replace %s 5 0 2\r\nxy\r\n", FLUSH),
-    "append": (b"append %s 0 0 1\r\nx\r\n", FLUSH),
-    "prepend": (b"prepend %s 0 0 1\r\nx\r\n", FLUSH),
-    "cas": (b"cas %s 0 0 1 12345\r\nx\r\n", FLUSH),
-    "incr": (b"incr %s 1\r\n", KEEP),
-    "decr": (b"decr %s 1\r\n", KEEP),
-    "delete": (b"delete %s\r\n", KEEP),
-    "touch": (b"touch %s 10\r\n", KEEP),
-    "ms": (b"ms %s 1 T0\r\nx\r\n", FLUSH),
-    "md": (b"md %s q\r\n", KEEP),
-    "ma": (b"ma %s N0 J13\r\n", KEEP),
-    "mg": (b"mg %s v T30\r\n", KEEP),  # a read, but flags can touch or vivify the item
-}
+WRITES = {**{text.split()[0].decode(): (text + b"\r\nx\r\n", FLUSH) for text in STORAGE_LINES},
+          **{text.split()[0].decode(): (text + b"\r\n", KEEP) for text in ONE_LINE_WRITES}}
 
 
 class WriteTest(P4CacheTest):
@@ -75,7 +68,8 @@ class EachWriteInvalidates(WriteTest):
 class WriteShapesInvalidate(WriteTest):
     """Writes invalidate whatever their frame looks like: extra blanks before the key (up to
     SPACES_MAX), noreply, a client outside the allow-list, IPv4 options, a first fragment, a
-    multi-datagram frame header, a line cut short, more tokens."""
+    multi-datagram frame header, a line cut short, more tokens, a meta command's base64 flag
+    (which flushes too)."""
 
     def runTest(self) -> None:
         cases = [
@@ -91,6 +85,12 @@ class WriteShapesInvalidate(WriteTest):
             (b"set %s 0 0 2000\r\n" + b"x" * 100, {"flags": "MF"}, FLUSH),
             (b"delete %s", {}, FLUSH),
             (b"delete %s\r", {}, FLUSH),
+            # A meta command with a "b" flag names its key in base64: the key read is maybe not
+            # the item's. A "b" after another command's key means nothing.
+            (b"md %s b\r\n", {}, FLUSH),
+            (b"mg %s v b\r\n", {}, FLUSH),
+            (b"ma %s b MI\r\n", {}, FLUSH),
+            (b"touch %s 10 b\r\n", {}, KEEP),
         ]
         for slot, (text, kw, flushes) in enumerate(cases, start=1):
             key = b"shape%d" % slot

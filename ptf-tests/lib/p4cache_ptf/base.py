@@ -11,7 +11,8 @@ then holds the topology below, installed by name over P4Runtime::
     CPU port 255: packet-out / packet-in
 
 Cache entries are per server: (server address, key length, key) -> slot. A host agent speaks
-for the server it runs next to, so its control datagrams come from that server's address. A
+for the server it runs next to, so its control datagrams come from that server's address, and
+trusted_agents holds (port, address): the server's address from another port is not trusted. A
 datagram the switch cannot read to its end as one command line flushes the cache (a new
 generation): a slot then needs a newer invalidation before a fill applies (:meth:`refill`).
 
@@ -110,8 +111,9 @@ class P4CacheTest(BaseTest):
                                    "dst_mac": mac_int(NEXTHOP_MAC), "port": SERVER2_PORT})
         self.p4rt.insert(dp.TABLE_ALLOWLIST,
                          {"src_addr": (ip_int(ALLOWED_NET[0]), ALLOWED_NET[1])}, "allow_client")
-        for server in SERVERS:
-            self.p4rt.insert(dp.TABLE_AGENTS, {"src_addr": ip_int(server)}, "trust_agent")
+        for server, (port, _) in SERVERS.items():
+            self.p4rt.insert(dp.TABLE_AGENTS, {"ingress_port": port, "src_addr": ip_int(server)},
+                             "trust_agent")
 
     def add_lookup(self, key: bytes, slot: int, server: str = SERVER_IP) -> None:
         server_addr, key_len, key_value = dp.lookup_key(server, key)

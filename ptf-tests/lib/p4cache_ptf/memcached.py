@@ -3,6 +3,7 @@
 :class:`Memcached` starts ``memcached -U PORT -p PORT -l 127.0.0.1`` on a free port, sets items
 over TCP with pymemcache and reads them back over UDP with the 8-byte frame header, returning the
 UDP payload exactly as memcached sent it. The cache's replies are compared with these bytes.
+:class:`MemcachedTest` is a P4CacheTest with one of them running.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import time
 from pymemcache.client.base import Client
 
 from p4cache import dataplane as dp
+
+from .base import P4CacheTest
 
 
 def _free_port() -> int:
@@ -95,3 +98,27 @@ class Memcached:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class MemcachedTest(P4CacheTest):
+    """A P4CacheTest with a real memcached to compare against."""
+
+    def setUp(self) -> None:
+        P4CacheTest.setUp(self)
+        self.mc = Memcached()
+
+    def tearDown(self) -> None:
+        self.mc.close()
+        P4CacheTest.tearDown(self)
+
+    def check_item(self, key: bytes, flags: int, value: bytes, slot: int,
+                   request_id: int = 0x1234) -> bytes:
+        """Store the item in memcached and in ``slot``; the switch's answer must equal
+        memcached's. Returns memcached's UDP payload."""
+        self.mc.set(key, value, flags)
+        reference = self.mc.udp_get(key, request_id)
+        self.assertTrue(reference.startswith(dp.MEMCACHE_HDR.pack(request_id, 0, 1, 0)),
+                        f"memcached's own reply header: {reference[:8].hex()}")
+        self.cache(key, slot, dp.render_value_reply(key, flags, value))
+        self.expect_hit(self.get_frame(key, request_id), reference)
+        return reference
