@@ -58,7 +58,7 @@ ptf: setup
 	PY="$(abspath $(PY))" ptf-tests/run.sh $(TARGET) $(PTF_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check softnic bench
+	$(VENV)/bin/ruff check softnic bench control-plane ptf-tests tools
 
 # mutmut (config in pyproject.toml [tool.mutmut]) starts from a fresh ./mutants every time, so the
 # score is never a stale cache; it keeps to MUTATE_CHILDREN processes (the machine has 2 cores).
