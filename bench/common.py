@@ -131,3 +131,27 @@ def max_rate(steps: list[dict]) -> dict | None:
     ok = [s for s in steps if s["target_pps"] != "saturation"
           and s["loss"] < LOSS_OK and s["delivered_pps"] >= KEEP_UP * s["offered_pps"]]
     return max(ok, key=lambda s: s["target_pps"]) if ok else None
+
+
+def summarize_sweeps(rates: list[int], runs: list[list[dict]], check: str) -> dict:
+    """Medians per step over repeated sweeps (``rates`` then saturation), and the max rate.
+
+    ``check`` names the per-step boolean the receiver reports (every frame as expected); a step
+    passes it only if every repeat did."""
+    steps = []
+    for i, rate in enumerate([*rates, 0]):
+        col = [sweep[i] for sweep in runs]
+        steps.append({
+            "target_pps": rate or "saturation",
+            "offered_pps": median(col, "offered_pps"),
+            "delivered_pps": median(col, "delivered_pps"),
+            "loss": round(statistics.median(r["loss"] for r in col), 5),
+            "duplicates": sum(r["duplicates"] for r in col),
+            check: all(r[check] for r in col)})
+    best = max_rate(steps)
+    return {
+        "max_rate_under_1pct_loss_pps": best["target_pps"] if best else 0,
+        "delivered_at_max_rate_pps": best["delivered_pps"] if best else 0.0,
+        "saturated_delivered_pps": steps[-1]["delivered_pps"],
+        "saturated_loss": steps[-1]["loss"],
+        "steps": steps, "runs": runs}

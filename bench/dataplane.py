@@ -40,7 +40,6 @@ import contextlib
 import io
 import json
 import os
-import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -56,10 +55,10 @@ from bench.common import (
     Agent,
     agent_argv,
     machine_info,
-    max_rate,
     median,
     softnic_run,
     step_rates,
+    summarize_sweeps,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results" / "dataplane.json"
@@ -355,26 +354,6 @@ def veth_step(sender: Agent, receiver: Agent, step: int, rate: float, count: int
             "duplicates": r["duplicates"], "as_expected": r["as_expected"]}
 
 
-def summarize_sweeps(rates: list[int], runs: list[list[dict]]) -> dict:
-    steps = []
-    for i, rate in enumerate([*rates, 0]):
-        col = [sweep[i] for sweep in runs]
-        steps.append({
-            "target_pps": rate or "saturation",
-            "offered_pps": median(col, "offered_pps"),
-            "delivered_pps": median(col, "delivered_pps"),
-            "loss": round(statistics.median(r["loss"] for r in col), 5),
-            "duplicates": sum(r["duplicates"] for r in col),
-            "as_expected": all(r["as_expected"] for r in col)})
-    best = max_rate(steps)
-    return {
-        "max_rate_under_1pct_loss_pps": best["target_pps"] if best else 0,
-        "delivered_at_max_rate_pps": best["delivered_pps"] if best else 0.0,
-        "saturated_delivered_pps": steps[-1]["delivered_pps"],
-        "saturated_loss": steps[-1]["loss"],
-        "steps": steps, "runs": runs}
-
-
 def veth_sweeps(prog, wls: list[Workload], rates: list[int], count: int,  # noqa: ANN001
                 repeats: int) -> dict[str, dict[str, dict]]:
     """Every rate step plus saturation per workload and kind, ``repeats`` rounds; medians."""
@@ -399,7 +378,7 @@ def veth_sweeps(prog, wls: list[Workload], rates: list[int], count: int,  # noqa
                           f"{sat['delivered_pps']:.0f}/s, {sat['loss']:.1%} lost", flush=True)
     out: dict[str, dict[str, dict]] = {}
     for (name, kind), r in runs.items():
-        out.setdefault(name, {})[kind] = summarize_sweeps(rates, r)
+        out.setdefault(name, {})[kind] = summarize_sweeps(rates, r, "as_expected")
     return out
 
 

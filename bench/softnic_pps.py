@@ -32,7 +32,6 @@ import io
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,9 +47,9 @@ from bench.common import (
     Agent,
     agent_argv,
     machine_info,
-    max_rate,
     softnic_run,
     step_rates,
+    summarize_sweeps,
 )
 from bench.common import median as _median
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
@@ -196,23 +195,7 @@ def veth_sweep(bmv2_json: Path, p4info: Path, rates: list[int], count: int,
                 step += 1
                 sweep.append(veth_step(sender, receiver, step, rate, count))
             runs.append(sweep)
-    steps = []
-    for i, rate in enumerate([*rates, 0]):
-        col = [sweep[i] for sweep in runs]
-        steps.append({
-            "target_pps": rate or "saturation",
-            "offered_pps": _median(col, "offered_pps"),
-            "delivered_pps": _median(col, "delivered_pps"),
-            "loss": round(statistics.median(r["loss"] for r in col), 5),
-            "duplicates": sum(r["duplicates"] for r in col),
-            "ttl_decremented": all(r["ttl_decremented"] for r in col)})
-    best = max_rate(steps)
-    return {
-        "max_rate_under_1pct_loss_pps": best["target_pps"] if best else 0,
-        "delivered_at_max_rate_pps": best["delivered_pps"] if best else 0.0,
-        "saturated_delivered_pps": steps[-1]["delivered_pps"],
-        "saturated_loss": steps[-1]["loss"],
-        "steps": steps, "runs": runs}
+    return summarize_sweeps(rates, runs, "ttl_decremented")
 
 
 # -- driver
