@@ -14,7 +14,7 @@ from softnic.runtime.api import ActionCall, MatchKey, PipelineLoadError, SwitchE
 from softnic.runtime.codegen import Compiled, compile_program
 from softnic.runtime.exprgen import hexint
 from softnic.runtime.externs import Meter
-from softnic.runtime.gen_control import compile_graph
+from softnic.runtime.gen_control import compile_graph, successors
 from softnic.runtime.loader import Program, load_program
 from softnic.runtime.pipeline import (
     ActionCallNode,
@@ -28,13 +28,7 @@ from softnic.runtime.tables import Entry, Table
 
 
 def _successors(n: Any) -> list[Any]:
-    if isinstance(n, CondNode):
-        out = [n.true_next, n.false_next]
-    elif isinstance(n, ActionCallNode):
-        out = [n.next]
-    else:
-        out = [n.base_next, *(n.hit_miss or ()), *n.next_by_action.values()]
-    return [x for x in out if x is not None]
+    return [x for x in successors(n) if x is not None]
 
 
 def _check_acyclic(pl: Pipeline) -> None:

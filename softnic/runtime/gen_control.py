@@ -22,7 +22,6 @@ from typing import Any
 from softnic.runtime.gen_check import check_source
 from softnic.runtime.pipeline import ActionCallNode, CondNode, FixedActionNode, TableNode
 
-_DUMP: list[str] | None = None  # tests and tools may collect the generated source here
 MAX_LINES = 20000  # beyond this (overlapping regions duplicated), keep walking the graph
 MAX_DEPTH = 60  # nested ``if`` levels; deeper graphs keep walking the graph too
 
@@ -183,8 +182,6 @@ def compile_graph(init: Any, label: str, comp: Any = None
     except _TooBig:
         return None
     src = "\n".join(["def _control(F, S):", *em._indent(body)]) + "\n"
-    if _DUMP is not None:
-        _DUMP.append(src)
     tree = check_source(src, set(base) | set(em.env) | {"_control"}, label)
     env = dict(base)
     env.update(em.env)
