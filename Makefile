@@ -3,6 +3,7 @@
 #   make test   install what is missing, then run every test (the PTF suite, then pytest)
 #   make ptf    the PTF packet tests on veth pairs against TARGET (docs/ptf.md)
 #   make setup  only install (Debian packages via apt-get, Python virtualenv in .venv with pinned versions)
+#               and build the linearizability checker build/bin/p4cache-lincheck (make lincheck)
 #   make lint   ruff over the Python code
 #   make mutate mutation testing of the engine (exprgen, gen_deparse, tables); not part of `make test`
 #   make clean  remove build output (keeps .venv; `make distclean` removes it too)
@@ -15,17 +16,23 @@ BUILD_DIR ?= build
 PYTEST_ARGS ?=
 
 # Debian packages the project needs, as "command:package" pairs; installed only when the command is missing.
-APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool memcached:memcached
+APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool memcached:memcached go:golang-go
 
-.PHONY: all run test setup apt venv lint mutate fuzz clean distclean
+# Go for tools/lincheck: `go` on PATH, else the upstream install in /usr/local/go (often not on
+# PATH), else Debian's golang-go (installed by `apt`). Looked up when a recipe runs, after `apt`.
+GO_LOCAL := /usr/local/go/bin/go
+FIND_GO = $$(command -v go 2>/dev/null || echo $(GO_LOCAL))
+
+.PHONY: all run test setup apt venv lincheck lint mutate fuzz clean distclean
 
 all: test
 
-setup: apt venv
+setup: apt venv lincheck
 
 apt:
 	@missing=""; for pair in $(APT_NEEDS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
-	  command -v $$cmd >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	  command -v $$cmd >/dev/null 2>&1 || { [ $$cmd = go ] && [ -x $(GO_LOCAL) ]; } || \
+	  missing="$$missing $$pkg"; done; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3 python3-venv"; \
 	if [ -n "$$missing" ]; then \
@@ -40,6 +47,19 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 venv: $(VENV)/.installed
+
+# The linearizability checker (tools/lincheck, docs/lincheck.md). Its one dependency, porcupine, comes
+# through the Go module proxy only (no `direct` fallback), pinned by tools/lincheck/go.sum;
+# GOTOOLCHAIN=local: never fetch a Go toolchain.
+LINCHECK := $(BUILD_DIR)/bin/p4cache-lincheck
+LINCHECK_GOPROXY ?= https://proxy.golang.org
+
+lincheck: $(LINCHECK)
+
+$(LINCHECK): $(wildcard tools/lincheck/*.go) tools/lincheck/go.mod tools/lincheck/go.sum | apt
+	@mkdir -p $(@D)
+	cd tools/lincheck && GOTOOLCHAIN=local GOFLAGS=-mod=readonly GOPROXY=$(LINCHECK_GOPROXY) $(FIND_GO) build -buildvcs=false \
+	  -trimpath -o $(abspath $@) .
 
 # The PTF suite runs first so that pytest's summary ends the output; either failing fails.
 test: setup
@@ -58,7 +78,7 @@ ptf: setup
 	PY="$(abspath $(PY))" ptf-tests/run.sh $(TARGET) $(PTF_ARGS)
 
 lint: venv
-	$(VENV)/bin/ruff check softnic bench control-plane ptf-tests tools
+	$(VENV)/bin/ruff check softnic bench control-plane host ptf-tests tools
 
 # mutmut (config in pyproject.toml [tool.mutmut]) starts from a fresh ./mutants every time, so the
 # score is never a stale cache; it keeps to MUTATE_CHILDREN processes (the machine has 2 cores).

@@ -14,6 +14,8 @@ BENCHMARKS = {
                 "(bench/p4), in-process and through veth"),
     "dataplane": ("dataplane", "GET hits answered and misses forwarded per second by the "
                   "cache's data plane (p4src) on softnic, in-process and through veth"),
+    "gate": ("gate", "the host agent's write gate (added TCP latency, invalidations) and the "
+             "controller's promotion (time to hot, re-hot after a write), on the lab"),
 }
 
 

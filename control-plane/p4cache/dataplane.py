@@ -32,6 +32,7 @@ CPU_PORT = 255
 OP_UPDATE = 1
 OP_INVALIDATE_KEY = 2
 OP_READ = 3
+OP_FLUSH = 4
 ACK_FLAG = 0x80
 
 STATUS_APPLIED = 1
@@ -56,7 +57,8 @@ STAT_REPORT = 5
 STAT_UNTRUSTED = 6
 STAT_NOT_ALLOWED = 7
 STAT_FLUSH = 8
-STATS_SIZE = 9
+STAT_REFILL = 9
+STATS_SIZE = 10
 IPV4_OPTION_WORDS = 10
 
 # P4Runtime names of what the controller touches.
@@ -163,10 +165,18 @@ def update_datagram(slot: int, version: int, reply: bytes) -> bytes:
     return CTRL_HDR.pack(OP_UPDATE, 0, slot, version, len(reply)) + reply
 
 
-def invalidate_key_datagram(key: bytes) -> bytes:
-    """OP_INVALIDATE_KEY: invalidate the slot serving ``key`` (whatever it is)."""
+def invalidate_key_datagram(key: bytes, version: int = 0) -> bytes:
+    """OP_INVALIDATE_KEY: invalidate the slot serving ``key`` (whatever it is). The switch
+    ignores ``version`` and echoes it in the acknowledgement: a sender's request id."""
     check_key(key)
-    return CTRL_HDR.pack(OP_INVALIDATE_KEY, 0, 0, 0, 0) + key + b"\r\n"
+    return CTRL_HDR.pack(OP_INVALIDATE_KEY, 0, 0, version, 0) + key + b"\r\n"
+
+
+def flush_datagram(version: int) -> bytes:
+    """OP_FLUSH: every slot stops answering (the cache generation moves on), as for a datagram
+    the switch cannot read. No body; ``version`` is echoed in the acknowledgement (a request
+    id)."""
+    return CTRL_HDR.pack(OP_FLUSH, 0, 0, version, 0)
 
 
 def read_datagram(slot: int) -> bytes:

@@ -50,6 +50,7 @@ typedef bit<32> version_t;
 #define OP_UPDATE 1          // slot, version, reply bytes (none = invalidate)
 #define OP_INVALIDATE_KEY 2  // "<key>\r\n": invalidate whatever slot serves the key
 #define OP_READ 3            // report the slot's version, length and state
+#define OP_FLUSH 4           // no body: every slot stops answering (the cache generation moves on)
 #define ACK_FLAG 0x80
 
 /* Status of an acknowledgement. */
@@ -71,8 +72,11 @@ typedef bit<32> version_t;
 #define STAT_UNTRUSTED 6     // control datagrams from a source not in trusted_agents (dropped)
 #define STAT_NOT_ALLOWED 7   // candidate GETs from clients outside the allow-list (forwarded)
 #define STAT_FLUSH 8         // datagrams that could change items the switch cannot tell: all slots
-                             // invalidated (flush_all, gat, a second command, ...), then forwarded
-#define STATS_SIZE 9
+                             // invalidated (flush_all, gat, a second command, ...), then forwarded;
+                             // and OP_FLUSH datagrams applied
+#define STAT_REFILL 9        // GETs of a cached key whose slot stopped answering that asked for a
+                             // refill (once per fill; the digest may be that GET's hot-key report)
+#define STATS_SIZE 10
 
 /* Fixed lengths used to rebuild IPv4 and UDP lengths. */
 #define IPV4_HDR_BYTES 20

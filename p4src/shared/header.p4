@@ -158,6 +158,7 @@ struct local_metadata_t {
     bit<1>         hit;          // answered from the slot
     bit<16>        reply_len;    // stored reply bytes of the slot answering
     bit<16>        payload_len;  // UDP payload bytes of a reply or acknowledgement
+    bit<1>         refill;       // a cached key missed: ask the controller to refill its slot
     bit<1>         reported;     // hot-key digest sent
     bit<1>         rewrite_ipv4; // the IPv4 header changed: recompute its checksum
 }

@@ -62,11 +62,14 @@ Rules the model applies (``predict``):
   docs/update-protocol.md and define.p4 describe: versions must grow; an invalidation (OP_UPDATE
   of length 0) clears `written` and stamps the slot with the current generation; a refill is
   refused (written) if a write or a flush came since; OP_READ says valid only for a slot that
-  answers.
+  answers. OP_FLUSH (op 4) has no body: with a UDP length of exactly 8 + 10 it is a flush like a
+  flushing memcached datagram (generation + 1, counted as a flush) acknowledged applied, else
+  bad. Every acknowledgement but OP_READ's carries slot, version and length as they were sent
+  (the version is the agent's request id).
 * A packet-out that is not a control datagram leaves by the port it names, unchanged (nothing in
   it is looked at: no flush, no invalidation).
 * Counters (cache_stats): hit, miss, invalidate, update, stale, untrusted, not-allowed and flush
-  as define.p4 names them; the hot-key report counter is not modelled (the rig skips it).
+  as define.p4 names them; the digest counters (hot-key reports, refill asks) are not modelled.
 
 ``deviations`` names rules the data plane under test is known to break (see KNOWN_DEVIATIONS);
 the model then predicts what the data plane does instead, so the rest can still be checked (the
@@ -100,16 +103,16 @@ WRITE_COMMANDS = frozenset(
 READ_COMMANDS = frozenset({b"get", b"gets"})
 BINARY_MAGIC = 0x80
 
-OP_UPDATE, OP_INVALIDATE_KEY, OP_READ = 1, 2, 3
+OP_UPDATE, OP_INVALIDATE_KEY, OP_READ, OP_FLUSH = 1, 2, 3, 4
 ACK_FLAG = 0x80
 (STATUS_APPLIED, STATUS_STALE, STATUS_WRITTEN, STATUS_BAD, STATUS_NOT_CACHED, STATUS_VALID,
  STATUS_INVALID) = range(1, 8)
 
-# cache_stats indices (define.p4). STAT_REPORT counts hot-key digests: not modelled.
+# cache_stats indices (define.p4). STAT_REPORT and STAT_REFILL count digests: not modelled.
 (STAT_HIT, STAT_MISS, STAT_INVALIDATE, STAT_UPDATE, STAT_STALE, STAT_REPORT, STAT_UNTRUSTED,
- STAT_NOT_ALLOWED, STAT_FLUSH) = range(9)
-STATS_SIZE = 9
-MODELLED_STATS = tuple(i for i in range(STATS_SIZE) if i != STAT_REPORT)
+ STAT_NOT_ALLOWED, STAT_FLUSH, STAT_REFILL) = range(10)
+STATS_SIZE = 10
+MODELLED_STATS = tuple(i for i in range(STATS_SIZE) if i not in (STAT_REPORT, STAT_REFILL))
 STATS_COUNTER = "CacheIngress.stats.cache_stats"
 
 # Rules the data plane under test breaks, by name (each with a strict xfail test in
@@ -606,6 +609,12 @@ class Oracle:
                 ack_version = self.regs["slot_version"][slot]
                 ack_len = self.regs["slot_len"][slot]
                 v.reason = "slot read"
+        elif op == OP_FLUSH:
+            if u.length != 8 + 10:
+                status, v.reason = STATUS_BAD, "flush request with a body (UDP length not 18)"
+            else:
+                status, v.reason = STATUS_APPLIED, "flush requested"
+                self.flush(v, "OP_FLUSH from the controller or an agent")
         else:
             status, v.reason = STATUS_BAD, "unknown control op"
         v.status = status

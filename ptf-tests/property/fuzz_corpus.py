@@ -171,12 +171,14 @@ class Corpus:
 
     def ctrl_other(self) -> bytes:
         op = self.rng.choice((co.OP_INVALIDATE_KEY, co.OP_INVALIDATE_KEY, co.OP_READ, 0,
-                              0x81, 4, 0xFF))
+                              0x81, co.OP_FLUSH, 0xFF))
         slot = self.rng.choice((self.rng.choice(list(rg.LOOKUP.values())),
                                 self.rng.randrange(0x10000)))
         hdr = w.ctrl_hdr(op, slot, self.rng.randrange(1 << 32), self.rng.randrange(4))
         if op == co.OP_INVALIDATE_KEY:
             return hdr + self.key() + self.rng.choice((b"\r\n", b"\r\n", b"\n", b"", b" \r\n"))
+        if op == co.OP_FLUSH and self.rng.random() < 0.3:  # a body: refused (bad)
+            return hdr + self.rng.randbytes(self.rng.choice((1, 2, 8)))
         return hdr
 
     def seed(self) -> Datagram:

@@ -545,9 +545,12 @@ def ctrl_payloads():
                       st.sampled_from([b"\r\n", b"\r\n", b"\n", b"\r", b"", b" \r\n", b"\r\nxx"]))
     read = st.builds(lambda slot, rest: w.ctrl_hdr(co.OP_READ, slot) + rest, slots,
                      st.binary(max_size=4))
+    flush = st.builds(lambda slot, ver, length, body: w.ctrl_hdr(co.OP_FLUSH, slot, ver, length)
+                      + body, slots, versions, st.sampled_from([0, 0, 1, 0xFFFF]),
+                      st.one_of(st.just(b""), st.binary(max_size=12)))
     other = st.builds(lambda op, rest: bytes([op]) + rest,
                       st.integers(0, 255), st.binary(max_size=30))
-    return st.one_of(update, inval, read, other)
+    return st.one_of(update, inval, read, flush, other)
 
 
 # Who sends a control datagram: (source address, port it comes in by; None: a packet-out),
@@ -585,6 +588,9 @@ def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
         v = rig.send_out(frame, SERVER_PORT)
     else:
         v = rig.send(port, frame)
+    # Only a trusted OP_FLUSH without a body flushes (by the UDP length, as the switch reads it).
+    flush = (trusted and len(payload) >= 10 and payload[0] == co.OP_FLUSH
+             and 8 + len(payload) + udp_len_delta == 8 + 10)
     if len(payload) < 10:
         assert v.kind in ("forwarded", "sent"), v.reason  # not a control datagram at all
     elif payload[0] & co.ACK_FLAG or not trusted:
@@ -593,11 +599,21 @@ def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
         assert rig.counts()[co.STAT_UNTRUSTED] == stats[co.STAT_UNTRUSTED] + 1
     else:
         assert v.kind == "acked" and v.status is not None
-        [(out_port, _)] = v.outputs or [(None, b"")]  # a packet-out's ack is a packet-in
+        [(out_port, ack)] = v.outputs or [(None, v.packet_ins[0])]  # packet-out: a packet-in
         assert out_port == port
         if v.status != co.STATUS_APPLIED:
             assert all(rig.cells(n) == before[n] for n in co.STATE_REGS)
-    assert not flushed(rig, gen)  # control datagrams never flush
+        # Acknowledgements are the header alone; but for OP_READ, slot, version and length
+        # come back as sent (the version is a request id for OP_INVALIDATE_KEY and OP_FLUSH).
+        sent_op, _, slot, ver, length = struct.unpack_from("!BBHIH", payload)
+        got = struct.unpack("!BBHIH", udp_payload(ack))
+        assert got[0] == sent_op | co.ACK_FLAG and got[1] == v.status
+        if sent_op != co.OP_READ:
+            assert got[2:] == (slot, ver, length)
+        if sent_op == co.OP_FLUSH:
+            assert v.status == (co.STATUS_APPLIED if flush else co.STATUS_BAD)
+    assert flushed(rig, gen) == flush, v.reason
+    assert rig.counts()[co.STAT_FLUSH] == stats[co.STAT_FLUSH] + flush
 
 
 @property_test
@@ -668,6 +684,8 @@ op_strategy = st.one_of(
     st.tuples(st.just("invalidate"), st.one_of(cached_keys, st.sampled_from(UNCACHED))),
     st.tuples(st.just("read"), cached_keys),
     st.tuples(st.just("flush"), st.sampled_from(FLUSHING)),
+    st.tuples(st.just("flush request"), st.sampled_from(["agent", "packet-out"]),
+              st.integers(0, 0xFFFFFFFF)),
     st.tuples(st.just("harmless"), st.sampled_from(HARMLESS_LINES)),
     st.tuples(st.just("spoofed update"), cached_keys, st.sampled_from([CLIENT_PORT, SERVER2_PORT])),
 )
@@ -711,6 +729,19 @@ def test_sequences_of_operations(rig, ops):
             gen = rig.generation()
             v = rig.send(CLIENT_PORT, op[1])
             assert v.kind == "forwarded" and rig.generation() == (gen + 1) & co.MASK64
+            assert not any(rig.answers(s) for s in CACHED.values())
+            unstamped = set(CACHED.values())
+        elif op[0] == "flush request":
+            # OP_FLUSH from the server's agent or the controller: the same flush, acknowledged.
+            _, via, request_id = op
+            gen = rig.generation()
+            frame = rig.ctrl_frame(w.ctrl_hdr(co.OP_FLUSH, version=request_id))
+            v = rig.send(SERVER_PORT, frame) if via == "agent" else rig.send_out(frame,
+                                                                                 CLIENT_PORT)
+            assert v.kind == "acked" and v.status == co.STATUS_APPLIED, v.reason
+            ack = (v.outputs[0][1] if v.outputs else v.packet_ins[0])
+            assert struct.unpack_from("!I", udp_payload(ack), 4)[0] == request_id
+            assert rig.generation() == (gen + 1) & co.MASK64
             assert not any(rig.answers(s) for s in CACHED.values())
             unstamped = set(CACHED.values())
         elif op[0] == "harmless":
@@ -797,4 +828,5 @@ def test_the_suite_saw_every_verdict(rig):
     for kind in ("answered", "forwarded", "acked", "dropped", "sent"):
         assert kinds.get(kind, 0) > 0, kinds
     assert rig.tally.flushes and rig.model.stats[co.STAT_FLUSH] == rig.counts()[co.STAT_FLUSH]
+    assert rig.tally.reasons.get("flush requested", 0) > 0, rig.tally.reasons  # OP_FLUSH
     assert rig.sw.stats.engine_errors == 0 and rig.sw.stats.assert_failures == 0

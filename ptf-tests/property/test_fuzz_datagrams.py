@@ -82,6 +82,8 @@ def test_fuzz_random_and_mutated_datagrams(rig: Rig, fuzz_n: int, fuzz_seed: int
         assert any("slot invalidated" in r for r in reasons), reasons
         assert reasons.get("update applied", 0) > 0, reasons
         assert reasons.get("refill across a flush refused", 0) > 0, reasons
+        assert reasons.get("flush requested", 0) > 0, reasons  # OP_FLUSH
+        assert reasons.get("flush request with a body (UDP length not 18)", 0) > 0, reasons
         if rig.strict is not None:  # the open deviations are reached (fixed or not)
             assert rig.tally.deviated > 0
         assert kinds["answered"] >= fuzz_n // 200, kinds  # flushes must leave room for hits

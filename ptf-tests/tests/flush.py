@@ -9,15 +9,30 @@ by its data block, and any first IPv4 fragment to the memcached port (the rest o
 out of sight). One whole line of another command (version, an unknown word) changes nothing and
 does not flush (passthrough.py). After a flush, a refill prepared before it loses
 (STATUS_WRITTEN) until the slot is invalidated again with a newer version.
+
+The same flush on request: OP_FLUSH, a control datagram without a body from a trusted agent or
+the controller (a packet-out), acknowledged STATUS_APPLIED with its version (a request id) echoed.
 """
 
 from __future__ import annotations
 
 import struct
 
-from p4cache_ptf.base import CLIENT_PORT, SERVER2_IP, SERVER_IP, SERVERS, P4CacheTest
+import ptf
+import ptf.testutils as tu
+from p4cache_ptf.base import (
+    CLIENT_IP,
+    CLIENT_PORT,
+    OUTSIDER_IP,
+    SERVER2_IP,
+    SERVER2_PORT,
+    SERVER_IP,
+    SERVER_PORT,
+    SERVERS,
+    P4CacheTest,
+)
 from p4cache_ptf.memcached import MemcachedTest
-from scapy.layers.inet import IP
+from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
@@ -181,3 +196,160 @@ class Base64KeyFlushes(MemcachedTest):
         self.expect_forwarded(self.udp_frame(request))
         self.expect_forwarded(self.get_frame(b"foo", 3))
         self.assert_stats(update=1, hit=1, miss=1, flush=1)
+
+
+class FlushOpTest(FlushTest):
+    """OP_FLUSH (op 4): a control datagram without a body that flushes like FLUSHING above."""
+
+    def cache_all(self) -> None:
+        for key, slot, server in KEYS:
+            self.cache(key, slot, self.reply(key, slot), server=server)
+            self.expect_hit(self.ask(key, server, slot), dp.get_reply(slot, self.reply(key, slot)))
+
+    def assert_flushed(self, rid: int, version: int) -> None:
+        """No slot of any server answers; OP_READ says invalid; a fill prepared before the flush
+        (newer than the slots' ``version``, with bytes) is refused as written; the controller's
+        refill then serves again (the slots end at ``version`` + 3)."""
+        for key, slot, server in KEYS:
+            self.expect_forwarded(self.ask(key, server, rid + slot), CLIENT_PORT,
+                                  SERVERS[server][0])
+            ack = self.ctrl(dp.read_datagram(slot))
+            self.assertEqual(ack.status, dp.STATUS_INVALID, f"slot {slot} after OP_FLUSH")
+            self.assertEqual(self.update(slot, version + 1, self.reply(key, slot)).status,
+                             dp.STATUS_WRITTEN, f"slot {slot}: a fill across OP_FLUSH")
+            self.refill(slot, self.reply(key, slot), version + 2, server=server)
+            self.expect_hit(self.ask(key, server, rid + 10 + slot),
+                            dp.get_reply(rid + 10 + slot, self.reply(key, slot)))
+
+    def assert_acked(self, ack: dp.Ctrl, request_id: int) -> None:
+        self.assertEqual((ack.op, ack.status), (dp.OP_FLUSH | dp.ACK_FLAG, dp.STATUS_APPLIED),
+                         ack)
+        self.assertEqual((ack.slot, ack.version, ack.length), (0, request_id, 0),
+                         "OP_FLUSH acknowledgement: version (the request id) echoed")
+
+
+class FlushOpFromAgent(FlushOpTest):
+    """OP_FLUSH from a trusted agent (server2's, on its own port): acknowledged in place
+    STATUS_APPLIED with the version echoed, counted STAT_FLUSH, and every slot of every server
+    stops answering; a retransmission (same request id) flushes again and is acknowledged."""
+
+    def runTest(self) -> None:
+        self.cache_all()
+        ack = self.ctrl(dp.flush_datagram(0xDEADBEEF), server=SERVER2_IP)
+        self.assert_acked(ack, 0xDEADBEEF)
+        self.assert_stats(flush=1, hit=3, update=3)
+        self.assert_flushed(100, 1)
+        self.assert_acked(self.ctrl(dp.flush_datagram(0xDEADBEEF)), 0xDEADBEEF)
+        self.assert_stats(flush=2, hit=6, miss=3, update=9, stale=3)
+        self.assert_flushed(200, 4)
+
+
+class FlushOpFromController(FlushOpTest):
+    """OP_FLUSH as a packet-out: acknowledged by a packet-in (nothing leaves a data port) and
+    flushes as from an agent. Version 0 and 2^32 - 1 come back unchanged."""
+
+    def runTest(self) -> None:
+        self.cache_all()
+        self.assert_acked(self.ctrl(dp.flush_datagram(0xFFFFFFFF), via="cpu"), 0xFFFFFFFF)
+        self.assertIsNone(self.p4rt.get_packet_in(timeout=0.2), "unexpected packet-in")
+        self.assert_stats(flush=1, hit=3, update=3)
+        self.assert_flushed(100, 1)
+        self.assert_acked(self.ctrl(dp.flush_datagram(0), via="cpu", server=SERVER2_IP), 0)
+        self.assert_stats(flush=2, hit=6, miss=3, update=9, stale=3)
+        self.assert_flushed(200, 4)
+
+
+class FillAfterFlushOpRefused(FlushOpTest):
+    """The controller's refill raced by the agent's OP_FLUSH (flush_all over TCP): reserve
+    (invalidation at v), OP_FLUSH, fill at v + 1 -> STATUS_WRITTEN, whatever its version, and
+    GETs keep going to memcached; a newer invalidation then lets the fill apply. An invalidation
+    that is not newer does not undo the flush."""
+
+    def runTest(self) -> None:
+        r = self.reply(b"k", 2)
+        self.add_lookup(b"k", 2)
+        self.assertEqual(self.update(2, 10, b"").status, dp.STATUS_APPLIED)  # reserve
+        self.assert_acked(self.ctrl(dp.flush_datagram(7)), 7)
+        self.assertEqual(self.update(2, 11, r).status, dp.STATUS_WRITTEN)
+        self.assertEqual(self.update(2, 0xFFFFFFFF, r).status, dp.STATUS_WRITTEN)
+        self.assertEqual(self.update(2, 10, b"").status, dp.STATUS_STALE)
+        self.assertEqual(self.update(2, 11, r).status, dp.STATUS_WRITTEN)
+        self.expect_forwarded(self.get_frame(b"k", 1))
+        self.assertEqual(self.ctrl(dp.read_datagram(2)).status, dp.STATUS_INVALID)
+        self.refill(2, r, 12)
+        self.expect_hit(self.get_frame(b"k", 2), dp.get_reply(2, r))
+        self.assert_stats(flush=1, update=3, stale=4, miss=1, hit=1)
+
+
+class UntrustedFlushOpDropped(FlushOpTest):
+    """OP_FLUSH from anyone but a trusted agent on its own port (a client, an outsider, a
+    server's address from another port) and an OP_FLUSH acknowledgement are dropped unanswered
+    and counted STAT_UNTRUSTED; nothing is flushed."""
+
+    def runTest(self) -> None:
+        self.cache_all()
+        ack = dp.CTRL_HDR.pack(dp.OP_FLUSH | dp.ACK_FLAG, dp.STATUS_APPLIED, 0, 5, 0)
+        attempts = [
+            ("client", CLIENT_PORT, CLIENT_IP, dp.flush_datagram(1)),
+            ("outsider", SERVER2_PORT, OUTSIDER_IP, dp.flush_datagram(2)),
+            ("server's address from the client's port", CLIENT_PORT, SERVER_IP,
+             dp.flush_datagram(3)),
+            ("server's address from server2's port", SERVER2_PORT, SERVER_IP,
+             dp.flush_datagram(4)),
+            ("an acknowledgement from the server", SERVER_PORT, SERVER_IP, ack),
+        ]
+        for name, port, src_ip, payload in attempts:
+            with self.subTest(source=name):
+                self.send(port, self.ctrl_frame(payload, src_ip=src_ip))
+                tu.verify_no_other_packets(self)
+        self.assert_stats(untrusted=len(attempts), hit=3, update=3)
+        for key, slot, server in KEYS:
+            self.expect_hit(self.ask(key, server, 50 + slot),
+                            dp.get_reply(50 + slot, self.reply(key, slot)))
+            self.assertEqual(self.ctrl(dp.read_datagram(slot)).status, dp.STATUS_VALID)
+
+
+class FlushOpLength(FlushOpTest):
+    """OP_FLUSH has no body: a UDP length other than 8 + 10 (bytes after the header, or a UDP
+    length that says so) is acknowledged STATUS_BAD, with the header echoed, and flushes nothing.
+    Ethernet padding after a right UDP length does not count: that one flushes."""
+
+    def raw_ack(self, frame: Packet) -> dp.Ctrl:
+        """Send ``frame`` from the server's port; the acknowledgement: ``frame`` turned around
+        with the 10-byte header and nothing after it."""
+        self.send(SERVER_PORT, frame)
+        res = tu.dp_poll(self, port_number=SERVER_PORT, timeout=ptf.ptfutils.default_timeout)
+        if not isinstance(res, self.dataplane.PollSuccess):
+            self.fail(f"no acknowledgement for {bytes(frame).hex()}")
+        tu.verify_no_other_packets(self)
+        got = Ether(bytes(res.packet))
+        payload = bytes(got[UDP].payload)
+        self.assertEqual(len(payload), dp.CTRL_HDR.size, "acknowledgement is the header alone")
+        self.assertEqual(bytes(res.packet), bytes(self.reply_frame(frame, payload)))
+        return dp.parse_ctrl(payload)
+
+    def runTest(self) -> None:
+        self.cache_all()
+        hdr = dp.flush_datagram(0x01020304)
+        for name, payload in (("one byte of body", hdr + b"x"), ("8 bytes of body", hdr + bytes(8)),
+                              ("a key", hdr + b"k\r\n")):
+            with self.subTest(case=name):
+                ack = self.ctrl(payload)
+                self.assertEqual((ack.status, ack.version), (dp.STATUS_BAD, 0x01020304))
+        # A UDP length one over the datagram (the frame ends first), and one short of the header.
+        for udp_len in (8 + 11, 8 + 9):
+            with self.subTest(udp_length=udp_len):
+                frame = self.ctrl_frame(hdr)
+                frame[UDP].len = udp_len
+                ack = self.raw_ack(Ether(bytes(frame)))
+                self.assertEqual((ack.op, ack.status, ack.version),
+                                 (dp.OP_FLUSH | dp.ACK_FLAG, dp.STATUS_BAD, 0x01020304))
+        self.assert_stats(hit=3, update=3)
+        for key, slot, server in KEYS:
+            self.expect_hit(self.ask(key, server, 50 + slot),
+                            dp.get_reply(50 + slot, self.reply(key, slot)))
+        # Ethernet padding: the IPv4 and UDP lengths say 10 bytes, the frame holds 18 more.
+        padded = Ether(bytes(self.ctrl_frame(hdr)) + bytes(18))
+        self.assert_acked(self.raw_ack(padded), 0x01020304)
+        self.assert_stats(flush=1, hit=6, update=3)
+        self.assert_flushed(100, 1)

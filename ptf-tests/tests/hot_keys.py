@@ -117,12 +117,90 @@ class NoReportsForHitsOrOutsiders(HotKeyTest):
         self.misses(b"outsider-hot", n, src_ip=OUTSIDER_IP)
         self.assertEqual(self.reports(0.3), [])
         self.assert_stats(hit=n, not_allowed=n, update=1)
-        # Invalidate the slot: the cached key now misses, and is reported when hot.
+        # Invalidate the slot: the cached key now misses. Its first miss asks for a refill
+        # (RefillAsk); after that it is counted like any other and reported when hot.
         self.assertEqual(self.update(1, 2, b"").status, dp.STATUS_APPLIED)
+        self.misses(cached, 1)
+        self.assertEqual(self.reports(0.5), [cached], "refill ask at the first miss")
         self.misses(cached, dp.HOT_THRESHOLD)
         got = self.reports(0.5)
         if not got:  # the misses straddled an epoch boundary: one more round settles it
             self.misses(cached, dp.HOT_THRESHOLD)
             got = self.reports(0.5)
         self.assertEqual(got, [cached])
-        self.assertEqual(self.stats()[dp.STAT_REPORT], 1)
+        stats = self.stats()
+        self.assertEqual((stats[dp.STAT_REPORT], stats[dp.STAT_REFILL]), (1, 1))
+
+
+class RefillAsk(HotKeyTest):
+    """A cached key whose slot cannot answer is reported at its first miss, once until the
+    slot is filled again: after a write seen by the switch, an invalidation by an agent, and a
+    flush. Keys not cached, cached keys that hit, and outsiders never ask; a reservation does
+    not re-arm the ask, a fill does. Each case uses its own key and few misses, so no hot-key
+    report (HOT_THRESHOLD misses in one epoch) can stand in for an ask."""
+
+    def one_miss(self, key: bytes, rid: int, **kw: object) -> None:
+        frame = self.get_frame(key, rid, **kw)
+        self.send(CLIENT_PORT, frame)
+        tu.verify_packet(self, frame, SERVER_PORT)
+
+    def asks(self, key: bytes, what: str) -> None:
+        """The first miss asks; two more do not."""
+        self.one_miss(key, 1)
+        self.assertEqual(self.reports(0.5), [key], f"refill ask after {what}")
+        self.one_miss(key, 2)
+        self.one_miss(key, 3)
+        self.assertEqual(self.reports(0.2), [], f"a second ask after {what} before a fill")
+
+    def cached(self, key: bytes, slot: int) -> bytes:
+        reply = dp.render_value_reply(key, 0, b"v1")
+        self.cache(key, slot, reply, version=1)
+        self.expect_hit(self.get_frame(key, 9), dp.get_reply(9, reply))
+        return reply
+
+    def runTest(self) -> None:
+        # Hits and a few misses of an uncached key ask nothing.
+        self.cached(b"hits", 1)
+        for rid in range(dp.HOT_THRESHOLD):
+            self.expect_hit(self.get_frame(b"hits", rid),
+                            dp.get_reply(rid, dp.render_value_reply(b"hits", 0, b"v1")))
+        for rid in range(3):
+            self.one_miss(b"not-cached", rid)
+        self.assertEqual(self.reports(0.3), [], "hits and a few misses of an uncached key")
+
+        # A write the switch sees on its way to memcached.
+        self.cached(b"udp-write", 2)
+        self.expect_forwarded(self.udp_frame(dp.memcache_frame(9, b"delete udp-write\r\n")))
+        self.asks(b"udp-write", "a UDP delete")
+
+        # An agent's invalidation; a fill re-arms the ask, a reservation alone does not.
+        reply = self.cached(b"agent", 3)
+        self.assertEqual(self.ctrl(dp.invalidate_key_datagram(b"agent")).status,
+                         dp.STATUS_APPLIED)
+        self.asks(b"agent", "an agent's invalidation")
+        self.assertEqual(self.update(3, 2, b"").status, dp.STATUS_APPLIED)
+        self.one_miss(b"agent", 4)
+        self.assertEqual(self.reports(0.2), [], "ask re-armed by a reservation")
+        self.assertEqual(self.update(3, 3, reply).status, dp.STATUS_APPLIED)
+        self.expect_hit(self.get_frame(b"agent", 5), dp.get_reply(5, reply))
+        self.assertEqual(self.ctrl(dp.invalidate_key_datagram(b"agent")).status,
+                         dp.STATUS_APPLIED)
+        self.one_miss(b"agent", 6)
+        self.assertEqual(self.reports(0.5), [b"agent"], "no ask after a refill and a write")
+
+        # Outsiders neither hit nor ask.
+        self.cached(b"outsider", 4)
+        self.assertEqual(self.ctrl(dp.invalidate_key_datagram(b"outsider")).status,
+                         dp.STATUS_APPLIED)
+        self.one_miss(b"outsider", 1, src_ip=OUTSIDER_IP)
+        self.assertEqual(self.reports(0.2), [], "an outsider's GET asked for a refill")
+        self.asks(b"outsider", "an outsider's GET")
+
+        # A flush: every filled slot stops answering; each one's key asks once.
+        self.cached(b"flush-a", 5)
+        self.cached(b"flush-b", 6)
+        self.assertEqual(self.ctrl(dp.flush_datagram(1)).status, dp.STATUS_APPLIED)
+        self.asks(b"flush-a", "a flush")
+        self.asks(b"flush-b", "a flush")
+        self.assertEqual(self.stats()[dp.STAT_REFILL], self.reported, "asks in STAT_REFILL")
+        self.assertEqual(self.stats()[dp.STAT_REPORT], 0, "asks are not hot-key reports")

@@ -242,3 +242,46 @@ class OtherControlOps(UpdateTest):
         self.assert_miss(key)
         # Bad updates count as refused (stale) updates; the read/invalidate ones do not.
         self.assert_stats(update=1, stale=4, invalidate=1, hit=2, miss=1)
+
+
+class AcksEchoRequestId(UpdateTest):
+    """The host agent matches acknowledgements of OP_INVALIDATE_KEY and OP_FLUSH to its requests
+    by `version`: whatever the status (applied, not cached, bad), from an agent or as a
+    packet-out, the acknowledgement carries op | 0x80, the status, and slot, version and length
+    exactly as sent (the switch does not use them for these ops), and nothing else."""
+
+    def runTest(self) -> None:
+        key, slot = b"echo", 21
+        r = reply_of(key, b"v")
+        hdr = dp.CTRL_HDR.pack
+        versions = (0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF)
+        self.add_lookup(key, slot)
+        v, rounds = 1, 0
+        for via in ("agent", "cpu"):
+            for ver in versions:
+                with self.subTest(via=via, version=ver):
+                    v = self.refill(slot, r, v + 1)
+                    self.assert_serves(key, r, rid=rounds)
+                    cases = [
+                        (dp.invalidate_key_datagram(key, ver), dp.STATUS_APPLIED),
+                        (dp.invalidate_key_datagram(b"not-cached", ver), dp.STATUS_NOT_CACHED),
+                        (hdr(dp.OP_INVALIDATE_KEY, 0, 0, ver, 0) + key, dp.STATUS_BAD),
+                        # slot and length mean nothing to these ops: they come back too
+                        (hdr(dp.OP_INVALIDATE_KEY, 0, 0xBEEF, ver, 0x1234) + key + b"\r\n",
+                         dp.STATUS_APPLIED),
+                        (dp.flush_datagram(ver), dp.STATUS_APPLIED),
+                        (hdr(dp.OP_FLUSH, 0, 0xBEEF, ver, 0x1234), dp.STATUS_APPLIED),
+                        (dp.flush_datagram(ver) + b"x", dp.STATUS_BAD),
+                    ]
+                    for payload, status in cases:
+                        sent = dp.parse_ctrl(payload)
+                        ack = self.ctrl(payload, via=via)
+                        self.assertEqual(
+                            (ack.op, ack.status, ack.slot, ack.version, ack.length, ack.body),
+                            (sent.op | dp.ACK_FLAG, status, sent.slot, ver, sent.length, b""),
+                            f"acknowledgement of {payload.hex()} via {via}")
+                    self.assert_miss(key, rid=rounds)
+                    rounds += 1
+        self.assertIsNone(self.p4rt.get_packet_in(timeout=0.2), "unexpected packet-in")
+        self.assert_stats(update=2 * rounds, hit=rounds, invalidate=2 * rounds,
+                          flush=2 * rounds, miss=rounds)

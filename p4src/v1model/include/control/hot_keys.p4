@@ -13,6 +13,12 @@
  * bits index the sketch; two other slices of the CRC-32 index the filter, as a hardware hash
  * unit's output is sliced among several tables. Epoch tags wrap after 2^15 epochs (about 9.5 h),
  * which at worst hides one report.
+ *
+ * A cached key whose slot cannot answer (written, invalidated or flushed since its fill) is
+ * reported at its first miss instead, once per fill (SlotStore's `slot_refill_asked`): the
+ * controller refills the slot with the value memcached now holds, within milliseconds of the
+ * write rather than an epoch later. The same digest carries it; the controller tells the two
+ * apart by whether it has the key cached.
  */
 
 control HotKeys(inout headers_t hdr,
@@ -74,9 +80,12 @@ control HotKeys(inout headers_t hdr,
                 if (t0 != tag || t1 != tag) {
                     bloom0.write(j0, tag);
                     bloom1.write(j1, tag);
-                    digest<hot_key_digest_t>(1, {meta.server_addr, meta.key_len, meta.key});
                     meta.reported = 1;
                 }
+            }
+            /* One digest carries a hot-key report, a refill ask, or both (counted apart). */
+            if (meta.reported == 1 || meta.refill == 1) {
+                digest<hot_key_digest_t>(1, {meta.server_addr, meta.key_len, meta.key});
             }
         }
     }

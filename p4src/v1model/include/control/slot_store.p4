@@ -3,7 +3,9 @@
  *
  * Per slot: valid (answers GETs), written (a write went by since the last invalidation),
  * version (of the last update or invalidation applied), length (of the stored reply), and the
- * cache generation it was last invalidated in. A flush moves the one global generation on:
+ * cache generation it was last invalidated in, and whether a GET has already asked for a refill
+ * since the slot was last filled. A flush (a datagram the switch cannot read to its
+ * end, or an OP_FLUSH control datagram) moves the one global generation on:
  * every slot of an older generation stops answering at once, and a refill prepared before the
  * flush can no longer be applied, without touching the slots one by one. The reply
  * itself lives in one register array per chunk size; a slot's chunk of 2^k >= 8 bytes is 2^k / 8
@@ -27,6 +29,11 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
     /* 64 bits: no number of flushes can wrap a generation back to one a slot was filled in. */
     register<bit<64>>(CACHE_SLOTS) slot_generation;
     register<bit<64>>(1) cache_generation;
+    /* 1 once a GET found the slot unable to answer (a write, an invalidation or a flush since
+     * its fill) and asked for a refill; a fill clears it. One ask per slot and fill: a key
+     * written a thousand times a second costs the controller one digest per refill, not one per
+     * GET, and the ask needs no epoch to pass as a hot-key report does. */
+    register<bit<1>>(CACHE_SLOTS) slot_refill_asked;
 
     register<bit<64>>(CACHE_SLOTS * 32) store_c256;
     register<bit<64>>(CACHE_SLOTS * 16) store_c128;
@@ -154,6 +161,13 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
                     if (bits[0:0] == 1) { load_c1(); }
                     load_tail();
                     meta.hit = 1;
+                } else {
+                    bit<1> asked;
+                    slot_refill_asked.read(asked, idx);
+                    if (asked == 0) {
+                        slot_refill_asked.write(idx, 1);
+                        meta.refill = 1;
+                    }
                 }
             } else if (meta.slot_op == SLOT_OP_WRITE) {
                 /* A write to the key is on its way to memcached: stop answering, and make any refill
@@ -188,6 +202,7 @@ control SlotStore(inout headers_t hdr, inout local_metadata_t meta) {
                         if (hdr.c1.isValid()) { save_c1(); }
                         save_tail();
                         slot_valid.write(idx, 1);
+                        slot_refill_asked.write(idx, 0);
                     }
                     meta.status = STATUS_APPLIED;
                 }

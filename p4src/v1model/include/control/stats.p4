@@ -34,6 +34,9 @@ control CacheStats(inout headers_t hdr, inout local_metadata_t meta) {
         if (meta.reported == 1) {
             cache_stats.count(STAT_REPORT);
         }
+        if (meta.refill == 1) {
+            cache_stats.count(STAT_REFILL);
+        }
         if (meta.untrusted == 1) {
             cache_stats.count(STAT_UNTRUSTED);
         }

@@ -5,7 +5,8 @@
  * `written` before the write is forwarded to memcached, so no GET is answered from the slot
  * after memcached may have changed the item. Values reach the slots only through control
  * datagrams; each carries a version and is applied only if newer than the slot's, so a delayed
- * or duplicated update can never overwrite a newer one.
+ * or duplicated update can never overwrite a newer one. OP_FLUSH lets a host agent flush the
+ * whole cache for a write it cannot name, exactly as an unreadable datagram does.
  */
 
 control ControlTrust(inout headers_t hdr,
@@ -93,6 +94,19 @@ control WritesAndUpdates(inout headers_t hdr,
             } else if (hdr.ctrl.op == OP_READ) {
                 meta.slot = hdr.ctrl.slot;
                 meta.slot_op = SLOT_OP_READ;
+            } else if (hdr.ctrl.op == OP_FLUSH) {
+                /* The agent cannot name what a write did (flush_all, a command it cannot parse):
+                 * the same flush as a datagram the switch cannot read, one register write in
+                 * SlotStore. It has no body, so the UDP length alone tells a well-formed one. It
+                 * cannot fail once decided here (the generation register takes any increment),
+                 * so it is acknowledged APPLIED now; slot, version and length go back as sent,
+                 * the version serving the agent as a request id. */
+                if (hdr.udp.length != UDP_HDR_BYTES + CTRL_HDR_BYTES) {
+                    meta.status = STATUS_BAD;
+                } else {
+                    meta.flush = 1;
+                    meta.status = STATUS_APPLIED;
+                }
             } else {
                 meta.status = STATUS_BAD;
             }

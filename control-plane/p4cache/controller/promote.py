@@ -1,0 +1,320 @@
+"""Promotion, eviction and TTL workflows (docs/update-protocol.md), run by the worker thread.
+
+Promotion of (server, key), in rounds of three steps whose order is the protocol:
+1. reserve: OP_UPDATE(slot, v, length 0) — the slot is invalid and not written — and only
+   then the cache_lookup entry (server, key) -> slot. From here on every write to the key that
+   the switch sees marks the slot;
+2. fetch: the server's agent reads the item once no earlier write is in flight (its fence), and
+   watches the key from then on (asynchronous: the result comes back as an event);
+3. fill: OP_UPDATE(slot, v + 1, the reply memcached would send). `written` means a write went
+   by after step 1, so the value may be old: start again from step 1 with a newer version, a
+   bounded number of times.
+A promotion is given up (the entry deleted, the slot invalidated, the key unwatched) when the
+item does not exist, its reply does not fit REPLY_MAX, its TTL is within the margin, or the agent
+is busy or unreachable.
+
+Eviction: delete the entry, then invalidate the slot with a newer version, then unwatch.
+TTL: an entry leaves (eviction) before fetch time + ttl - margin; the fetch time taken is when
+the request was sent, which is no later than when the agent read the item.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from google.rpc import code_pb2
+
+from p4cache import dataplane as dp
+
+from .agents import AgentBusy, AgentClient, AgentError, Item
+from .cache import CacheState, Entry, Phase
+from .config import Config
+from .metrics import Metrics
+from .p4rt import Switch, SwitchError
+from .policy import Admit, Evict, PromotionPolicy
+from .updates import Endpoint, Updates
+
+log = logging.getLogger("p4cache.controller.promote")
+
+SET_SLOT = "CacheIngress.lookup.set_slot"
+VERSION_MAX = (1 << 32) - 1
+COOLDOWN_EPOCHS = 5  # a key whose promotion cannot succeed (absent, too big) waits this long
+
+AgentTask = Callable[[AgentClient], Any]
+AgentCall = Callable[[str, AgentTask, Callable[[Any], None]], None]
+
+
+class ProtocolError(Exception):
+    """The switch answered a control datagram in a way the protocol does not allow."""
+
+
+def lookup_match(server: str, key: bytes) -> dict[str, str]:
+    srv, klen, kval = dp.lookup_key(server, key)
+    return {"server_addr": server, "key_len": str(klen), "key": str(kval)}
+
+
+class Workflows:
+    def __init__(self, cfg: Config, switch: Switch, updates: Updates, cache: CacheState,
+                 policy: PromotionPolicy, metrics: Metrics, agent_call: AgentCall,
+                 clock: Callable[[], float] = time.monotonic,
+                 trace: deque[tuple[Any, ...]] | None = None) -> None:
+        self.cfg = cfg
+        self.switch = switch
+        self.updates = updates
+        self.cache = cache
+        self.policy = policy
+        self.metrics = metrics
+        self.agent_call = agent_call
+        self.clock = clock
+        self.endpoints = {s.ip: Endpoint(s.ip, s.mac) for s in cfg.servers}
+        self.cooldown: dict[tuple[str, bytes], float] = {}
+        # The protocol steps taken, in order (for status/debugging and the tests).
+        self.trace: deque[tuple[Any, ...]] = deque(maxlen=4096) if trace is None else trace
+
+    # ------------------------------------------------------------------ slot versions
+    def _known_version(self, e: Entry) -> int:
+        v = self.cache.versions.get(e.slot)
+        if v is None:
+            v = self.updates.read(self.endpoints[e.server], e.slot).version
+            self.cache.versions[e.slot] = v
+        return v
+
+    def _next_version(self, e: Entry) -> int:
+        v = self._known_version(e) + 1
+        if v > VERSION_MAX:
+            raise ProtocolError(f"slot {e.slot}: 32-bit versions used up")
+        return v
+
+    def invalidate_slot(self, e: Entry) -> None:
+        """OP_UPDATE(slot, newer version, length 0): the slot invalid and not written."""
+        ep = self.endpoints[e.server]
+        for _ in range(4):
+            v = self._next_version(e)
+            ack = self.updates.update(ep, e.slot, v, b"")
+            self.cache.versions[e.slot] = v
+            if ack.status == dp.STATUS_APPLIED:
+                self.trace.append(("invalidate", e.slot, v))
+                return
+            if ack.status != dp.STATUS_STALE:
+                raise ProtocolError(f"invalidating slot {e.slot}: {ack.status_name}")
+            # The slot has v or newer: either a retransmission's first copy was applied (ack
+            # lost) or our idea of the version is behind. OP_READ settles it.
+            self.metrics.stale_resyncs += 1
+            r = self.updates.read(ep, e.slot)
+            if r.version == v and r.status == dp.STATUS_INVALID:
+                self.trace.append(("invalidate", e.slot, v))
+                return
+            self.cache.versions[e.slot] = max(v, r.version)
+        raise ProtocolError(f"slot {e.slot}: invalidation stays stale")
+
+    def _fill(self, e: Entry, reply: bytes) -> str:
+        """OP_UPDATE with the reply: "applied", "written" (refused: start again) or "retry"."""
+        ep = self.endpoints[e.server]
+        v = self._next_version(e)
+        ack = self.updates.update(ep, e.slot, v, reply)
+        self.cache.versions[e.slot] = v
+        self.trace.append(("fill", e.slot, v, ack.status_name))
+        if ack.status == dp.STATUS_APPLIED:
+            return "applied"
+        if ack.status == dp.STATUS_WRITTEN:
+            return "written"
+        if ack.status == dp.STATUS_STALE:
+            self.metrics.stale_resyncs += 1
+            r = self.updates.read(ep, e.slot)
+            self.cache.versions[e.slot] = max(v, r.version)
+            if r.version == v and r.length == len(reply):
+                # Our first copy was applied; if the slot is invalid now a write followed it.
+                return "applied" if r.status == dp.STATUS_VALID else "written"
+            return "retry"
+        raise ProtocolError(f"filling slot {e.slot}: {ack.status_name}")
+
+    # ------------------------------------------------------------------ digests
+    def on_digest(self, server: str, key: bytes) -> None:
+        now = self.clock()
+        self.metrics.digests += 1
+        ident = (server, key)
+        if server not in self.endpoints:
+            log.warning("digest for %s, which is not a configured server", server)
+            return
+        e = self.cache.get(server, key)
+        if e is not None:
+            # A cached key that misses: a write, an invalidation or a flush took its slot's
+            # value away. The switch asks at the first such miss (once per fill), so the slot
+            # is refilled with what memcached holds now, milliseconds after the write. The
+            # digest may also be a hot-key report from before the fill (sent at most once per
+            # data-plane epoch, it may trail the fill): a slot that answers is left alone, so
+            # a refresh never takes a valid value away for nothing.
+            if e.phase is Phase.FILLED:
+                if self.updates.read(self.endpoints[server], e.slot).status != dp.STATUS_VALID:
+                    self.metrics.refill_asks += 1
+                    self.refresh(e, now)
+            return
+        score = self.policy.candidate(ident)
+        if self.cooldown.get(ident, 0.0) > now:
+            return
+        inflight = len(self.cache.in_phase(Phase.RESERVED, Phase.FETCHING))
+        if inflight >= self.cfg.cache.max_inflight:
+            return  # the key reports again next epoch if it stays hot
+        busy = {x.slot for x in self.cache.entries.values() if x.phase is not Phase.FILLED}
+        d = self.policy.decide(score, busy)
+        if isinstance(d, Admit):
+            slot = d.slot
+        elif isinstance(d, Evict):
+            victim = self.cache.by_slot[d.victim]
+            log.info("evicting %s %r (%.2f/s) for %r (%.2f/s)", victim.server, victim.key,
+                     d.victim_rate, key, score)
+            self.evict(victim, "cold", keep_slot=True)
+            slot = d.victim
+        else:
+            self.metrics.rejected += 1
+            return
+        e = Entry(server, key, slot, score=score, started=now)
+        self.cache.add(e)
+        self.policy.hotness.forget(ident)
+        self.metrics.promotions_started += 1
+        self._round(e)
+
+    def refresh(self, e: Entry, now: float | None = None) -> None:
+        """Reserve, fetch and fill again a key that has its slot (a refill)."""
+        e.started = self.clock() if now is None else now
+        e.attempts = 0
+        self.cache.set_deadline(e, None)
+        self._round(e)
+
+    # ------------------------------------------------------------------ one round
+    def _round(self, e: Entry) -> None:
+        e.attempts += 1
+        e.phase = Phase.RESERVED
+        self.invalidate_slot(e)                               # 1. reserve: slot invalid first,
+        if not e.installed:                                   #    then the lookup entry
+            te = self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key),
+                                   SET_SLOT, {"slot": str(e.slot)})
+            try:
+                self.switch.insert(te)
+            except SwitchError as err:
+                if err.code != code_pb2.ALREADY_EXISTS:
+                    raise
+            e.installed = True
+            self.trace.append(("insert", e.server, e.key, e.slot))
+        e.phase = Phase.FETCHING                              # 2. fetch (agent, async)
+        e.fetch_sent = self.clock()
+        attempt = e.attempts
+        key = e.key
+        self.trace.append(("fetch", e.server, key))
+        self.agent_call(e.server, lambda agent: agent.fetch(key),
+                        lambda res: self.on_fetched(e, attempt, res))
+
+    def on_fetched(self, e: Entry, attempt: int, res: Item | None | BaseException) -> None:
+        if not self.cache.current(e) or e.phase is not Phase.FETCHING or e.attempts != attempt:
+            return  # evicted, flushed or restarted meanwhile
+        if isinstance(res, AgentBusy):
+            self.give_up(e, "busy")
+            return
+        if isinstance(res, AgentError | OSError):
+            log.warning("fetch %r from %s: %s", e.key, e.server, res)
+            self.give_up(e, "agent")
+            return
+        if isinstance(res, BaseException):
+            raise res
+        if res is None:
+            self.give_up(e, "not-found", cooldown=True)
+            return
+        margin = self.cfg.cache.ttl_margin_s
+        if res.ttl != -1 and res.ttl <= margin:
+            self.give_up(e, "short-ttl", cooldown=True)
+            return
+        try:
+            reply = dp.render_value_reply(e.key, res.flags, res.value)
+        except ValueError:
+            self.give_up(e, "bad-item", cooldown=True)
+            return
+        if len(reply) > dp.REPLY_MAX:
+            self.give_up(e, "too-big", cooldown=True)
+            return
+        outcome = self._fill(e, reply)                        # 3. fill
+        if outcome == "applied":
+            now = self.clock()
+            refill = e.filled_at is not None
+            e.phase = Phase.FILLED
+            e.filled_at = now
+            e.reply_len = len(reply)
+            e.ttl = res.ttl
+            self.cache.set_deadline(e, None if res.ttl == -1 else
+                                    e.fetch_sent + res.ttl - margin)
+            self.metrics.promotions += 1
+            self.metrics.refills += refill
+            self.metrics.promotion_latency.add(now - e.started)
+            if e.slot not in self.policy.frequency:
+                self.policy.filled(e.slot, None, e.score)
+            return
+        self.metrics.written_retries += outcome == "written"
+        if e.attempts >= self.cfg.cache.fill_attempts:
+            self.give_up(e, "written")
+            return
+        self._round(e)
+
+    # ------------------------------------------------------------------ removal
+    def give_up(self, e: Entry, reason: str, cooldown: bool = False) -> None:
+        self.metrics.abort(reason)
+        if cooldown:
+            self.cooldown[e.ident] = self.clock() + COOLDOWN_EPOCHS * self.cfg.cache.epoch_s
+        log.info("promotion of %s %r given up: %s", e.server, e.key, reason)
+        self._remove(e, keep_slot=False)
+
+    def evict(self, e: Entry, reason: str, keep_slot: bool = False) -> None:
+        t0 = self.clock()
+        self._remove(e, keep_slot)
+        self.metrics.evicted(reason)
+        self.metrics.eviction_latency.add(self.clock() - t0)
+
+    def _remove(self, e: Entry, keep_slot: bool) -> None:
+        """Delete the entry, then invalidate the slot, then unwatch: once the entry is gone no
+        GET reaches the slot, and the slot is invalid before another key may use it."""
+        e.phase = Phase.EVICTING
+        if e.installed:
+            te = self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key))
+            try:
+                self.switch.delete(te)
+            except SwitchError as err:
+                if err.code != code_pb2.NOT_FOUND:
+                    raise
+            e.installed = False
+            self.trace.append(("delete", e.server, e.key, e.slot))
+        self.invalidate_slot(e)
+        self.cache.remove(e)
+        if keep_slot:
+            self.policy.frequency.stop(e.slot)
+        else:
+            self.policy.freed(e.slot)
+        key = e.key
+        self.trace.append(("unwatch", e.server, key))
+        self.agent_call(e.server, lambda agent: agent.unwatch(key), lambda res: None)
+
+    # ------------------------------------------------------------------ timers
+    def expire(self, now: float) -> None:
+        """Entries whose item expires within the margin leave the switch."""
+        for e in self.cache.due(now):
+            self.evict(e, "ttl")
+
+    def drop_invalid(self, reason: str) -> int:
+        """OP_READ every filled slot; entries whose slot no longer answers (a flush moved the
+        generation on, or a write invalidated it) are removed. Returns how many."""
+        filled = self.cache.in_phase(Phase.FILLED)
+        if not filled:
+            return 0
+        acks = self.updates.request_many(
+            [(self.endpoints[e.server], dp.read_datagram(e.slot)) for e in filled])
+        gone = 0
+        for e, ack in zip(filled, acks, strict=True):
+            self.cache.versions[e.slot] = max(self.cache.versions.get(e.slot, 0), ack.version)
+            if ack.status == dp.STATUS_INVALID and self.cache.current(e):
+                self.evict(e, reason)
+                gone += 1
+        return gone
+
+    def forget_cooldowns(self, now: float) -> None:
+        self.cooldown = {k: t for k, t in self.cooldown.items() if t > now}
