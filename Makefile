@@ -16,7 +16,8 @@ BUILD_DIR ?= build
 PYTEST_ARGS ?=
 
 # Debian packages the project needs, as "command:package" pairs; installed only when the command is missing.
-APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool memcached:memcached go:golang-go
+APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool memcached:memcached go:golang-go \
+  mnexec:mininet memccat:libmemcached-tools nft:nftables
 
 # Go for tools/lincheck: `go` on PATH, else the upstream install in /usr/local/go (often not on
 # PATH), else Debian's golang-go (installed by `apt`). Looked up when a recipe runs, after `apt`.
@@ -38,7 +39,7 @@ apt:
 	if [ -n "$$missing" ]; then \
 	  echo "setup: installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "setup: Debian packages present"; fi
 
 $(VENV)/.installed: pyproject.toml
