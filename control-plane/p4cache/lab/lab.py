@@ -13,7 +13,8 @@ MAC and answers no ARP):
     clients c1..          : 10.0.0.101.. on the ports after them
     the "switch" address   : 10.0.0.254 (agents address their control datagrams there; the switch
                              intercepts UDP 11311 from trusted agents whatever the destination)
-    management, server i   : 10.250.i.1 (root) — 10.250.i.2 (host)
+    management, server i   : 10.250.x.1 (root) — 10.250.x.2 (host), x the lowest /24 no
+                             other lab on the machine uses
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ class Lab:
             n = i + 1
             hosts.append(Host(f"m{n}", f"{self.tag}-m{n}", f"10.0.0.{n}",
                               f"02:00:00:00:00:{n:02x}", n, f"{self.tag}s{n}",
-                              mgmt_ip=f"10.250.{n}.2", mgmt_peer=f"{self.tag}g{n}"))
+                              mgmt_peer=f"{self.tag}g{n}"))
         for i in range(self.spec.clients):
             n = i + 1
             port = self.spec.servers + n
@@ -143,10 +144,13 @@ class Lab:
             netns.run(["ip", "neigh", "replace", SWITCH_ADDR, "lladdr", SWITCH_MAC, "dev",
                        "eth0", "nud", "permanent"], ns=h.ns)
         for h in self.servers:
-            assert h.mgmt_peer and h.mgmt_ip
+            assert h.mgmt_peer
             netns.add_veth(h.mgmt_peer, f"{self.tag}h{h.port}", h.ns, "mgmt0")
-            root_ip = h.mgmt_ip.rsplit(".", 1)[0] + ".1"
-            netns.run(["ip", "addr", "add", f"{root_ip}/24", "dev", h.mgmt_peer])
+            # Each server gets a management /24 no other lab on this machine uses.
+            with netns.mgmt_lock():
+                x = netns.free_mgmt_octet()
+                netns.run(["ip", "addr", "add", f"10.250.{x}.1/24", "dev", h.mgmt_peer])
+            h.mgmt_ip = f"10.250.{x}.2"
             netns.run(["ip", "addr", "add", f"{h.mgmt_ip}/24", "dev", "mgmt0"], ns=h.ns)
             # memcached's TCP port is the gate's backend: nobody but the host itself reaches it.
             netns.run(["nft", "add table inet p4cache; "

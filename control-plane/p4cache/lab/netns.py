@@ -6,10 +6,12 @@ left behind by a killed run is found and removed by the next one (``remove_stale
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 PREFIX = "p4c"
@@ -31,6 +33,30 @@ def run(argv: Sequence[str], ns: str | None = None, check: bool = True) -> str:
 
 def exec_prefix(ns: str | None) -> list[str]:
     return ["ip", "netns", "exec", ns] if ns else []
+
+
+@contextlib.contextmanager
+def mgmt_lock() -> Iterator[None]:
+    """Held while a lab picks and assigns its management subnets: two labs starting at once
+    must not pick the same 10.250.x.0/24 (the second route would steal the first's agents)."""
+    RUN_DIR.mkdir(parents=True, exist_ok=True)
+    with open(RUN_DIR / "mgmt.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def free_mgmt_octet(base: str = "10.250") -> int:
+    """The lowest x in 1..254 such that no interface of the root namespace has an address
+    in ``base``.x.0/24 (call under ``mgmt_lock`` and assign before releasing it)."""
+    used = set(re.findall(re.escape(base) + r"\.(\d+)\.\d+/", run(["ip", "-4", "-o", "addr"],
+                                                                     check=False)))
+    for x in range(1, 255):
+        if str(x) not in used:
+            return x
+    raise NetnsError(f"no free management subnet left in {base}.0.0/16")
 
 
 def add_namespace(name: str) -> None:
