@@ -67,6 +67,82 @@ class Host:
         return f"{self.mgmt_ip}:{AGENT_CONTROL_PORT}"
 
 
+@dataclass(frozen=True)
+class ServerEntry:
+    """A memcached server as the controller's config names it."""
+    name: str
+    ip: str
+    mac: str
+    switch_port: int
+    agent: str                         # the agent's control address, host:port
+
+
+def switch_argv(grpc_addr: str, cpu_port: int, ports: dict[int, str],
+                program: str = "softnic", device_id: int = 0,
+                log_file: str | None = None) -> list[str]:
+    """``softnic run`` (or ``simple_switch_grpc``, same flags) with no program, one
+    ``-i PORT@IFACE`` per port; the controller pushes the pipeline over P4Runtime."""
+    if program == "softnic":
+        argv = [_venv_bin("softnic"), "run", "--no-p4"]
+    else:
+        argv = [program, "--no-p4"]
+    for port, iface in sorted(ports.items()):
+        argv += ["-i", f"{port}@{iface}"]
+    if device_id:
+        argv += ["--device-id", str(device_id)]
+    if log_file is not None:
+        argv += ["--log-file", log_file]
+    grpc = ["--grpc-server-addr", grpc_addr, "--cpu-port", str(cpu_port)]
+    return [*argv, *grpc] if program == "softnic" else [*argv, "--", *grpc]
+
+
+def memcached_argv(ip: str, udp: int, tcp: int, mb: int = 64) -> list[str]:
+    """memcached on its UDP port and its TCP (gate backend) port, on ``ip`` and loopback."""
+    return ["memcached", "-U", str(udp), "-p", str(tcp), "-l", f"{ip},127.0.0.1", "-t", "2",
+            "-m", str(mb), "-u", "root"]
+
+
+def agent_argv(ip: str, udp: int, tcp: int, switch_addr: str, control: str,
+               *extra: str) -> list[str]:
+    """The host agent: the TCP write gate on ``ip:udp`` in front of memcached's TCP port."""
+    return [_venv_bin("p4cache-agent"), "--listen", f"{ip}:{udp}",
+            "--memcached", f"127.0.0.1:{tcp}",
+            "--switch", f"{switch_addr}:{dp.CACHE_CTRL_PORT}", "--control", control, *extra]
+
+
+def backend_guard_argv(tcp: int) -> list[str]:
+    """nft: memcached's TCP port is the gate's backend, nobody but the host itself reaches it
+    (run inside the host's namespace; the table goes with the namespace)."""
+    return ["nft", "add table inet p4cache; "
+            "add chain inet p4cache input { type filter hook input priority 0; }; "
+            f'add rule inet p4cache input tcp dport {tcp} iifname != "lo" drop']
+
+
+def controller_config(grpc_addr: str, program: p4program.Program, servers: list[ServerEntry],
+                      l2: list[tuple[str, int]], clients: list[str], status_listen: str,
+                      slots: int | None = None, cpu_port: int = dp.CPU_PORT, device_id: int = 0,
+                      **cache: object) -> dict:
+    """The controller's configuration (p4cache.controller.config): the switch, the program,
+    the servers and their agents, one l2 bridge entry per (MAC, port)."""
+    entries = [{"table": dp.TABLE_L2, "match": {"dst_addr": mac},
+                "action_name": "CacheIngress.forwarding.bridge",
+                "action_params": {"port": port}} for mac, port in l2]
+    cache_cfg: dict = dict(cache)
+    if slots is not None:
+        cache_cfg.setdefault("slots", slots)
+    return {
+        "switch": {"grpc": grpc_addr, "device_id": device_id, "election_id": [0, 1],
+                   "cpu_port": cpu_port},
+        "program": {"bmv2_json": str(program.json_path), "p4info": str(program.p4info_path)},
+        "servers": [{"name": s.name, "ip": s.ip, "mac": s.mac, "switch_port": s.switch_port,
+                     "agent": s.agent} for s in servers],
+        "clients": clients,
+        "table_entries": entries,
+        "cache": cache_cfg,
+        "status_listen": status_listen,
+    }
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -153,15 +229,10 @@ class Lab:
             h.mgmt_ip = f"10.250.{x}.2"
             netns.run(["ip", "addr", "add", f"{h.mgmt_ip}/24", "dev", "mgmt0"], ns=h.ns)
             # memcached's TCP port is the gate's backend: nobody but the host itself reaches it.
-            netns.run(["nft", "add table inet p4cache; "
-                       "add chain inet p4cache input { type filter hook input priority 0; }; "
-                       f"add rule inet p4cache input tcp dport {MEMCACHED_TCP_BACKEND} "
-                       'iifname != "lo" drop'], ns=h.ns)
+            netns.run(backend_guard_argv(MEMCACHED_TCP_BACKEND), ns=h.ns)
         self.grpc_addr = f"127.0.0.1:{_free_port()}"
-        self._switch_argv = [_venv_bin("softnic"), "run", "--no-p4",
-                             "--grpc-server-addr", self.grpc_addr, "--cpu-port", str(dp.CPU_PORT)]
-        for h in hosts:
-            self._switch_argv += ["-i", f"{h.port}@{h.veth}"]
+        self._switch_argv = switch_argv(self.grpc_addr, dp.CPU_PORT,
+                                        {h.port: h.veth for h in hosts})
         self.start_switch()
         for i in range(len(self.servers)):
             self.start_memcached(i)
@@ -229,17 +300,14 @@ class Lab:
 
     def start_memcached(self, i: int) -> None:
         h = self.servers[i]
-        self.popen(h.ns, ["memcached", "-U", str(MEMCACHED_UDP), "-p", str(MEMCACHED_TCP_BACKEND),
-                          "-l", f"{h.ip},127.0.0.1", "-t", "2", "-m", str(self.spec.memcached_mb),
-                          "-u", "root"], f"memcached-{h.name}")
+        self.popen(h.ns, memcached_argv(h.ip, MEMCACHED_UDP, MEMCACHED_TCP_BACKEND,
+                                        self.spec.memcached_mb), f"memcached-{h.name}")
         wait_tcp_in(h.ns, "127.0.0.1", MEMCACHED_TCP_BACKEND, 10.0, f"memcached on {h.name}")
 
     def agent_argv(self, i: int, *extra: str) -> list[str]:
         h = self.servers[i]
-        return [_venv_bin("p4cache-agent"), "--listen", f"{h.ip}:{MEMCACHED_UDP}",
-                "--memcached", f"127.0.0.1:{MEMCACHED_TCP_BACKEND}",
-                "--switch", f"{SWITCH_ADDR}:{dp.CACHE_CTRL_PORT}",
-                "--control", h.agent_control, *extra]
+        return agent_argv(h.ip, MEMCACHED_UDP, MEMCACHED_TCP_BACKEND, SWITCH_ADDR,
+                          h.agent_control, *extra)
 
     def start_agent(self, i: int, *extra: str) -> None:
         h = self.servers[i]
@@ -256,26 +324,13 @@ class Lab:
     def controller_config(self, **cache: object) -> dict:
         """The controller's configuration for this lab (p4cache.controller.config)."""
         assert self.program is not None
-        entries: list[dict] = []
-        for h in self.servers + self.clients:
-            entries.append({"table": dp.TABLE_L2, "match": {"dst_addr": h.mac},
-                            "action_name": "CacheIngress.forwarding.bridge",
-                            "action_params": {"port": h.port}})
-        cache_cfg: dict = dict(cache)
-        if self.spec.slots is not None:
-            cache_cfg.setdefault("slots", self.spec.slots)
-        return {
-            "switch": {"grpc": self.grpc_addr, "device_id": 0, "election_id": [0, 1],
-                       "cpu_port": dp.CPU_PORT},
-            "program": {"bmv2_json": str(self.program.json_path),
-                        "p4info": str(self.program.p4info_path)},
-            "servers": [{"name": h.name, "ip": h.ip, "mac": h.mac, "switch_port": h.port,
-                         "agent": h.agent_control} for h in self.servers],
-            "clients": ["10.0.0.0/24"],
-            "table_entries": entries,
-            "cache": cache_cfg,
-            "status_listen": f"127.0.0.1:{self.status_port}",
-        }
+        hosts = self.servers + self.clients
+        return controller_config(
+            self.grpc_addr, self.program,
+            servers=[ServerEntry(h.name, h.ip, h.mac, h.port, h.agent_control)
+                     for h in self.servers],
+            l2=[(h.mac, h.port) for h in hosts], clients=["10.0.0.0/24"],
+            status_listen=f"127.0.0.1:{self.status_port}", slots=self.spec.slots, **cache)
 
     @property
     def status_port(self) -> int:
