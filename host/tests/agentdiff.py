@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import struct
+import threading
 import time
 
 from hypothesis import strategies as st
@@ -16,31 +17,46 @@ from p4cache_agent.gate.requests import Line, Raw, RequestFramer
 def run_to_close(port: int, chunks: list[bytes], pause: float = 0.0, timeout: float = 30.0,
                  host: str = "127.0.0.1") -> bytes:
     """Send the chunks (``pause`` between them), close our sending side, read until the
-    server closes. memcached runs everything it got, answers, and closes on the EOF."""
+    server closes. memcached runs everything it got, answers, and closes on the EOF.
+
+    Replies are read while the chunks are still being sent: a client that only reads at the
+    end deadlocks with memcached as soon as the replies outgrow the socket buffers (memcached
+    stops reading while it cannot write), and a stream cut short on one side only leaves the
+    two servers with different contents for every later example."""
     out = bytearray()
+    tail: list[bytes] = []
     with socket.create_connection((host, port), timeout=timeout) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        for i, c in enumerate(chunks):
-            if pause and i:
-                time.sleep(pause)
-            s.sendall(c)
+
+        def read() -> None:
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                try:
+                    d = s.recv(1 << 20)
+                except ConnectionResetError:
+                    tail.append(b"<RST>")
+                    return
+                except (TimeoutError, OSError):
+                    continue
+                if not d:
+                    return
+                out.extend(d)
+            tail.append(b"<TIMEOUT>")
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
         try:
+            for i, c in enumerate(chunks):
+                if pause and i:
+                    time.sleep(pause)
+                s.sendall(c)
             s.shutdown(socket.SHUT_WR)
-        except OSError:     # the server already closed (and reset) the connection
+        except (BrokenPipeError, ConnectionResetError):
+            # the server already closed (and reset) the connection
+            reader.join(timeout)
             return bytes(out) + b"<CLOSED>"
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                d = s.recv(1 << 20)
-            except ConnectionResetError:
-                out += b"<RST>"
-                break
-            if not d:
-                break
-            out += d
-        else:
-            out += b"<TIMEOUT>"
-    return bytes(out)
+        reader.join(timeout + 1)
+    return bytes(out) + b"".join(tail)
 
 
 def needs_switch(stream: bytes) -> bool:
