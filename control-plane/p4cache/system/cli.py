@@ -1,0 +1,174 @@
+"""``p4cache up | exec | status | down`` (see p4cache.system)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from p4cache.controller import status as status_mod
+from p4cache.system.state import NotUp, RunState, run_dir_of
+from p4cache.system.up import DEFAULT_TOPOLOGY, UpError, down, up
+from p4cache.topo import TopologyError
+
+err = Console(stderr=True)
+out = Console(width=max(Console().width, 120))
+
+
+def _hosts_table(st: RunState) -> Table:
+    t = Table(title=f"p4cache on {st.target}: {st.topology}",
+              caption="each host's namespace is p4c-<host> (p4cache exec HOST -- CMD)")
+    for col in ("host", "role", "address", "MAC", "port", "memcached ports", "agent control"):
+        t.add_column(col, no_wrap=True)
+    for h in st.hosts:
+        ports = "-" if h.udp_port is None else \
+            f"UDP {h.udp_port}, gate TCP {h.tcp_port}, local TCP {h.backend_port}"
+        t.add_row(h.name, h.role, f"{h.ip}/{h.prefix}", h.mac, f"{h.switch}:{h.switch_port}",
+                  ports, h.agent_control or "-")
+    return t
+
+
+def _procs_table(st: RunState) -> Table:
+    t = Table(title="processes")
+    for col in ("name", "pid", "alive", "namespace", "log"):
+        t.add_column(col)
+    for p in st.processes:
+        ok = p.alive()
+        t.add_row(p.name, str(p.pid), "[green]yes[/]" if ok else "[red]NO[/]", p.ns or "(root)",
+                  p.log)
+    return t
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_term)
+    try:
+        st = up(args.topo, args.target, args.run_dir, args.slots,
+                say=lambda m: err.print(f"[dim]p4cache up:[/] {m}"))
+    except (UpError, TopologyError) as e:
+        err.print(f"p4cache up: {e}", markup=False, highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("p4cache up: interrupted; what was started has been removed")
+        return 130
+    except Exception as e:
+        err.print(f"p4cache up: {e}", markup=False, highlight=False)
+        return 1
+    out.print(_hosts_table(st))
+    out.print(f"switch {st.target} P4Runtime on {st.grpc_addr}; controller status on "
+              f"{st.status_addr}; logs in {st.log_dir}")
+    srv = st.servers[0]
+    out.print(f"try: p4cache exec {st.clients[0].name if st.clients else srv.name} -- "
+              f"memccat --servers={srv.memcached_addr} KEY", markup=False, highlight=False)
+    return 0
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        err.print("p4cache exec: give a command after the host: p4cache exec c1 -- ping 10.0.0.1")
+        return 2
+    try:
+        st = RunState.load(args.run_dir)
+        prefix = st.exec_prefix(args.host)
+    except (NotUp, KeyError) as e:
+        err.print(f"p4cache exec: {e.args[0]}", markup=False, highlight=False)
+        return 2
+    os.execvp(prefix[0], [*prefix, *cmd])
+    return 127  # not reached
+
+
+def _status(st: RunState) -> dict[str, Any]:
+    doc = st.summary()
+    try:
+        doc["controller"] = st.controller_status()
+    except (OSError, ValueError) as e:
+        doc["controller"] = {"error": f"no answer from {st.status_addr}: {e}"}
+    return doc
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    try:
+        st = RunState.load(args.run_dir)
+    except NotUp as e:
+        if args.json:
+            print(json.dumps({"up": False, "error": str(e)}))
+        else:
+            err.print(f"p4cache status: {e}", markup=False, highlight=False)
+        return 3
+    doc = _status(st)
+    healthy = all(p["alive"] for p in doc["processes"]) and "error" not in doc["controller"] \
+        and st.complete
+    doc["up"] = True
+    doc["healthy"] = healthy
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        out.print(_hosts_table(st))
+        out.print(_procs_table(st))
+        if "error" in doc["controller"]:
+            err.print(f"controller: {doc['controller']['error']}", markup=False)
+        else:
+            status_mod.render(doc["controller"], out)
+        if not st.complete:
+            err.print("this run did not finish coming up; `p4cache down` removes it")
+    return 0 if healthy else 1
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    try:
+        removed = down(args.run_dir)
+    except OSError as e:
+        err.print(f"p4cache down: {e}", markup=False, highlight=False)
+        return 1
+    if removed:
+        err.print(f"p4cache down: removed {len(removed)} things: {', '.join(removed)}",
+                  markup=False, highlight=False)
+    else:
+        err.print(f"p4cache down: nothing was up in {run_dir_of(args.run_dir)}")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="p4cache", description="p4cache on Mininet: the switch, "
+                                "memcached with its host agent, and the controller")
+    p.add_argument("--run-dir", default=None, help="where the state and logs live (default "
+                   "$P4CACHE_RUN_DIR or /run/p4cache)")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    u = sub.add_parser("up", help="bring everything up (removing a previous run first)")
+    u.add_argument("--target", choices=("softnic", "bmv2"), default="softnic",
+                   help="the switch: softnic (default) or BMv2's simple_switch_grpc")
+    u.add_argument("--topo", default=None, help=f"topology file (default {DEFAULT_TOPOLOGY})")
+    u.add_argument("--slots", type=int, default=None, help="cache slots the controller uses")
+    u.set_defaults(fn=cmd_up)
+    e = sub.add_parser("exec", help="run a command inside a host's namespace")
+    e.add_argument("host")
+    e.add_argument("cmd", nargs=argparse.REMAINDER, help="-- CMD ARGS...")
+    e.set_defaults(fn=cmd_exec)
+    s = sub.add_parser("status", help="hosts, processes and the controller's status")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(fn=cmd_status)
+    d = sub.add_parser("down", help="remove everything (idempotent)")
+    d.set_defaults(fn=cmd_down)
+    for sp in (u, e, s, d):
+        sp.add_argument("--run-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.cmd != "exec" and os.geteuid() != 0 and args.cmd != "status":
+        err.print(f"p4cache {args.cmd}: needs root (namespaces, veths); run it with sudo")
+        return 2
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

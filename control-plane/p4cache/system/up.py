@@ -1,0 +1,266 @@
+"""``up``: compile, build the Mininet network, start memcached, the agents and the controller.
+
+Order (each step recorded in the state file before the next can fail): cleanup of a previous
+run, program, namespaces and switch (p4cache.topo.net), management veths and the nft guard of
+memcached's backend port, memcached and the agents, the controller, then wait until the
+controller has pushed the pipeline and sees every agent. Any error or Ctrl-C removes what was
+started (p4cache.system.teardown) and re-raises.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from p4cache import program as p4program
+from p4cache.controller import status as status_mod
+from p4cache.controller.cli import DEFAULT_STATUS
+from p4cache.lab import lab as labmod
+from p4cache.lab import netns
+from p4cache.system import procs, teardown
+from p4cache.system.state import HostState, ProcState, RunState, run_dir_of
+from p4cache.topo import Topology, load
+from p4cache.topo import net as topo_net
+from p4cache.topo.switches import P4RuntimeSwitch
+
+DEFAULT_TOPOLOGY = p4program.ROOT / "topo" / "topology.json"
+MGMT_BASE = "10.251"
+TARGETS = {"softnic": ("softnic", None), "bmv2": ("p4c-bm2-ss", "simple_switch_grpc")}
+READY_TIMEOUT = 60.0
+
+
+class UpError(RuntimeError):
+    """``up`` cannot proceed; the message says why and what to do."""
+
+
+def _check_tools(target: str) -> None:
+    if os.geteuid() != 0:
+        raise UpError("p4cache up needs root (network namespaces, veths, nft); run it with sudo")
+    if target not in TARGETS:
+        raise UpError(f"unknown target {target!r}; use softnic (the default) or bmv2")
+    if target == "bmv2":
+        missing = [t for t in ("p4c-bm2-ss", "simple_switch_grpc") if shutil.which(t) is None]
+        if missing:
+            raise UpError(f"--target bmv2 needs {' and '.join(missing)} on PATH, not found; "
+                          "install BMv2 and p4c, or use --target softnic (the default)")
+    for tool in ("ip", "ethtool", "memcached", "nft", "mnexec", "ifconfig"):
+        if shutil.which(tool) is None:
+            raise UpError(f"'{tool}' is not installed; `make setup` installs it")
+
+
+def _listening(addr: str) -> bool:
+    host, _, port = addr.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=0.3):
+            return True
+    except OSError:
+        return False
+
+
+def _free_status_addr() -> str:
+    if not _listening(DEFAULT_STATUS):
+        return DEFAULT_STATUS
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{s.getsockname()[1]}"
+
+
+def _hosts(topo: Topology) -> list[HostState]:
+    out = []
+    servers = {h.name: i + 1 for i, h in enumerate(topo.servers)}
+    for h in topo.hosts:
+        hs = HostState(name=h.name, role=h.role, ns=topo_net.ns_name(h.name), ip=h.ip,
+                       prefix=h.prefix, mac=h.mac, switch=h.switch, switch_port=h.port,
+                       iface=topo_net.HOST_IFACE)
+        if h.memcached is not None:
+            hs.udp_port = h.memcached.udp
+            hs.tcp_port = h.memcached.udp
+            hs.backend_port = h.memcached.tcp
+            hs.mgmt_iface = f"p4cmgmt{servers[h.name]}"
+        out.append(hs)
+    return out
+
+
+class _Up:
+    def __init__(self, st: RunState, topo: Topology, slots: int | None,
+                 say: Callable[[str], None]) -> None:
+        self.st, self.topo, self.slots, self.say = st, topo, slots, say
+
+    def proc(self, name: str, argv: list[str], ns: str | None = None) -> ProcState:
+        log = self.st.log_dir / f"{name}.log"
+        p = ProcState(name, procs.spawn(argv, log, ns), Path(argv[0]).name, str(log), ns)
+        self.st.processes.append(p)
+        self.st.save()
+        return p
+
+    def wait_listening(self, p: ProcState, host: HostState | None, addr: str, what: str,
+                       timeout: float = 15.0) -> None:
+        ip, _, port = addr.rpartition(":")
+        probe = ["python3", "-c", "import socket,sys; socket.create_connection((sys.argv[1], "
+                 "int(sys.argv[2])), 0.5)", ip, port]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not p.alive():
+                raise UpError(f"{what} exited at start; see {p.log}:\n{_tail(p.log)}")
+            if _listening(addr) if host is None else _probe_ok(
+                    [*self.st.exec_prefix(host.name), *probe]):
+                return
+            time.sleep(0.1)
+        raise UpError(f"{what} did not listen on {addr} within {timeout:.0f} s; see {p.log}")
+
+    def network(self) -> None:
+        def on_switch(sw: P4RuntimeSwitch) -> None:
+            assert sw.proc is not None
+            self.st.processes.append(ProcState(f"switch-{sw.name}", sw.proc.pid,
+                                               sw.target, sw.log_file + ".out"))
+            self.st.switches[sw.name] = {"grpc_addr": sw.grpc_addr, "log": sw.log_file,
+                                         "interfaces": sw.data_ports()}
+            self.st.save()
+        topo_net.build(self.topo, self.st.target, self.st.log_dir, on_switch=on_switch)
+
+    def management(self) -> None:
+        """A veth root <-> each server (mgmt0 inside) on a free 10.251.x.0/24: the controller's
+        channel to the agent. memcached's backend port is closed to everything but loopback."""
+        for h in self.st.servers:
+            assert h.mgmt_iface and h.backend_port
+            netns.add_veth(h.mgmt_iface, f"{h.mgmt_iface}p", h.ns, "mgmt0")
+            with netns.mgmt_lock():
+                x = netns.free_mgmt_octet(MGMT_BASE)
+                netns.run(["ip", "addr", "add", f"{MGMT_BASE}.{x}.1/24", "dev", h.mgmt_iface])
+            h.mgmt_ip = f"{MGMT_BASE}.{x}.2"
+            netns.run(["ip", "addr", "add", f"{h.mgmt_ip}/24", "dev", "mgmt0"], ns=h.ns)
+            h.agent_control = f"{h.mgmt_ip}:{self.topo.host(h.name).memcached.agent_control}"  # type: ignore[union-attr]
+            netns.run(labmod.backend_guard_argv(h.backend_port), ns=h.ns)
+            self.st.save()
+
+    def servers(self) -> None:
+        sw = self.topo.switches[0]
+        for h in self.st.servers:
+            assert h.udp_port and h.backend_port and h.agent_control
+            p = self.proc(f"memcached-{h.name}",
+                          labmod.memcached_argv(h.ip, h.udp_port, h.backend_port), h.ns)
+            self.wait_listening(p, h, f"127.0.0.1:{h.backend_port}", f"memcached on {h.name}")
+            p = self.proc(f"agent-{h.name}", labmod.agent_argv(
+                h.ip, h.udp_port, h.backend_port, sw.ip, h.agent_control), h.ns)
+            self.wait_listening(p, h, f"{h.ip}:{h.tcp_port}", f"the agent on {h.name}")
+
+    def controller(self, program: p4program.Program) -> None:
+        hosts = self.st.hosts
+        nets = sorted({str(ipaddress.IPv4Interface(f"{h.ip}/{h.prefix}").network)
+                       for h in hosts})
+        cfg = labmod.controller_config(
+            self.st.grpc_addr, program,
+            servers=[labmod.ServerEntry(h.name, h.ip, h.mac, h.switch_port, h.agent_control or "")
+                     for h in self.st.servers],
+            l2=[(h.mac, h.switch_port) for h in hosts], clients=nets,
+            status_listen=self.st.status_addr, slots=self.slots,
+            cpu_port=self.topo.switches[0].cpu_port)
+        path = Path(self.st.run_dir) / "controller.json"
+        path.write_text(json.dumps(cfg, indent=2) + "\n")
+        self.st.controller_config = str(path)
+        p = self.proc("controller", [labmod._venv_bin("p4cache-controller"), "run",
+                                     "--config", str(path)])
+        self.wait_listening(p, None, self.st.status_addr, "the controller's status server", 30)
+        self.wait_ready(p)
+
+    def wait_ready(self, p: ProcState) -> None:
+        """Until the controller has pushed the pipeline and every agent is up."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        last = "no status yet"
+        while time.monotonic() < deadline:
+            if not p.alive():
+                raise UpError(f"the controller exited; see {p.log}:\n{_tail(p.log)}")
+            try:
+                s = status_mod.fetch(self.st.status_addr, timeout=2.0)
+            except (OSError, ValueError) as e:
+                s, last = {}, str(e)
+            sw = s.get("switch", {})
+            down = [a["name"] for a in s.get("agents", []) if not a.get("up")]
+            if sw.get("connected") and sw.get("pipeline_pushed") and s.get("agents") is not None \
+                    and not down:
+                return
+            if s:
+                last = (f"switch connected={sw.get('connected')} pipeline_pushed="
+                        f"{sw.get('pipeline_pushed')} last_error={sw.get('last_error')}; "
+                        f"agents not up: {down}")
+            time.sleep(0.2)
+        raise UpError(f"the controller was not ready within {READY_TIMEOUT:.0f} s ({last}); "
+                      f"see {p.log} and {self.st.log_dir}")
+
+
+def _probe_ok(argv: list[str]) -> bool:
+    return subprocess.run(argv, capture_output=True, check=False).returncode == 0
+
+
+def _tail(path: str, n: int = 20) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return ""
+
+
+def up(topo_path: str | Path | None = None, target: str = "softnic",
+       run_dir: str | Path | None = None, slots: int | None = None,
+       say: Callable[[str], None] | None = None) -> RunState:
+    """Bring the whole system up and return its state (see p4cache.system). Raises UpError
+    (or TopologyError) with what to do; on any error or Ctrl-C, removes what it started."""
+    say = say or (lambda msg: None)
+    _check_tools(target)
+    topo = load(topo_path or DEFAULT_TOPOLOGY)
+    if len(topo.switches) != 1:
+        raise UpError(f"{topo.source}: {len(topo.switches)} switches; the controller drives one "
+                      "switch, so p4cache up runs one-switch topologies")
+    if not topo.servers:
+        raise UpError(f"{topo.source}: no host has role memcached; add one")
+    d = run_dir_of(run_dir)
+    with teardown.locked(d):
+        removed = teardown.remove(d)
+        if removed:
+            say(f"removed leftovers of a previous run: {', '.join(removed)}")
+        compiler, _ = TARGETS[target]
+        program = p4program.build(compiler=compiler)
+        sw = topo.switches[0]
+        if _listening(sw.grpc_addr):
+            raise UpError(f"something already listens on {sw.grpc_addr} (another switch?); stop "
+                          f"it or change switches.{sw.name}.grpc_addr in {topo.source}")
+        st = RunState(run_dir=str(d), target=target, topology=str(Path(topo.source).resolve()),
+                      builder_pid=os.getpid(), grpc_addr=sw.grpc_addr,
+                      status_addr=_free_status_addr(),
+                      program={"bmv2_json": str(program.json_path),
+                               "p4info": str(program.p4info_path)},
+                      hosts=_hosts(topo))
+        st.namespaces = [h.ns for h in st.hosts]
+        st.interfaces = [f"{sw.name}-eth{h.switch_port}" for h in st.hosts] + \
+            [h.mgmt_iface for h in st.servers if h.mgmt_iface]
+        st.log_dir.mkdir(parents=True, exist_ok=True)
+        st.save()
+        try:
+            u = _Up(st, topo, slots, say)
+            say(f"network: {len(topo.hosts)} hosts on {sw.name} ({target})")
+            u.network()
+            u.management()
+            say("memcached and agents")
+            u.servers()
+            say("controller")
+            u.controller(program)
+            st.complete = True
+            st.save()
+        except BaseException:
+            say("error: removing what was started")
+            teardown.remove(d)
+            raise
+    return st
+
+
+def down(run_dir: str | Path | None = None) -> list[str]:
+    """Remove the system up in ``run_dir`` and any leftovers; what was removed (empty: none)."""
+    d = run_dir_of(run_dir)
+    with teardown.locked(d):
+        return teardown.remove(d)
