@@ -1,0 +1,59 @@
+"""The `make run` job on a real lab: two memcached servers with agents, softnic, the
+controller, two client hosts. Short run; the numbers must add up and the history must be
+linearizable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from p4cache.controller.status import fetch
+from p4cache.demo import report
+from p4cache.demo.job import JobSpec, Target, run_job
+from p4cache.lab import Lab, LabSpec, netns
+from p4cache.lab.lab import MEMCACHED_UDP
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+def test_percentile_picks_ranks() -> None:
+    assert report.percentile([], 50) is None
+    assert report.percentile([5.0, 1.0, 3.0], 50) == 3.0
+    assert report.percentile([float(i) for i in range(1, 101)], 99) == 99.0
+    assert report.percentile([1.0, 2.0], 0) == 1.0
+
+
+def test_job_on_a_lab(tmp_path: Path) -> None:
+    with Lab(LabSpec(servers=2, clients=2), tmp_path / "lab") as lab:
+        for i in range(2):
+            lab.start_agent(i)
+        lab.start_controller()
+        hosts = {h.name: h.ns for h in lab.servers + lab.clients}
+        target = Target({h.name: (h.ip, MEMCACHED_UDP) for h in lab.servers},
+                        [h.name for h in lab.clients],
+                        lambda name: netns.exec_prefix(hosts[name]),
+                        lambda: fetch(f"127.0.0.1:{lab.status_port}"), tmp_path / "lab")
+        spec = JobSpec(keys=300, duration=6.0, rate=300.0)
+        res = run_job(target, spec, tmp_path / "run", Console(quiet=True))
+        s = report.summarize(res)
+    assert s["errors"] == []
+    gets = s["gets"]["sent"]
+    assert gets > 0.8 * 0.95 * 2 * spec.rate * spec.duration
+    hits = s["switch"]["hits"]
+    assert s["switch"]["promotions"] > 0 and hits > 0
+    # Every GET answered was answered once: by the switch or by the memcached owning the key
+    # (whose count also has the controller's fetches, at most one per promotion or refill).
+    answered = gets - s["gets"]["timed_out"]
+    fetches = s["switch"]["promotions"] + s["switch"]["refills"]
+    seen = hits + s["servers_total_gets"]
+    assert answered - 0.01 * gets <= seen <= answered + fetches + 0.01 * gets, s
+    assert set(s["servers"]) == {"m1", "m2"} and all(v["cmd_get"] > 0
+                                                    for v in s["servers"].values())
+    assert s["latency_us"]["hit"]["n"] > 0 and s["latency_us"]["miss"]["n"] > 0
+    assert s["coherence"]["linearizable"] is True
+    assert s["coherence"]["operations"] >= gets + spec.keys
+    path, png = report.write(s, res)
+    assert path.exists() and png is not None and png.stat().st_size > 10_000
