@@ -192,7 +192,7 @@ def _op_latency(cmd: dict) -> dict:
     out: dict[str, dict[str, list]] = {c: {"rtt_us": [], "switch": [], "value_ok": []}
                                        for c in classes}
     timeouts = {c: 0 for c in classes}
-    idx = {c: 0 for c in classes}
+    idx = dict.fromkeys(classes, cmd.get("offset", 0))
     names = list(classes)
     try:
         for i in range(cmd["rounds"]):

@@ -61,6 +61,12 @@ def window_share(bins: list[list[int]], first: int) -> dict:
             "lost": sent - sw - mc, "share": round(sw / sent, 4) if sent else 0.0}
 
 
+def cached_ranks(status: dict) -> list[int]:
+    """Ranks of the keys the controller lists as filled (keys are ``k<rank>`` padded)."""
+    return sorted(int(k["key"].rstrip("_")[1:]) for k in status.get("keys", [])
+                  if k.get("phase") == "filled")
+
+
 def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:  # noqa: ANN001
     """One (size, skew) point on an empty cache."""
     from p4cache.workload.generator import Zipf
@@ -92,6 +98,7 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
             "controller": {k: st.get(k) for k in ("promotions", "evictions", "rejected",
                                                     "digests", "aborted", "refills")},
             "cached_keys": sum(1 for k in st.get("keys", []) if k.get("phase") == "filled"),
+            "cached_ranks": cached_ranks(st),
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 

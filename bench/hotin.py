@@ -1,0 +1,226 @@
+"""How fast the cache follows a change of the hot set.
+
+The client sends open-loop Zipf GETs (BMC's 16-byte keys, 32-byte values, memcached loaded with
+every key first). At a known time the rank -> key mapping moves by half the key space: rank r
+is then served by key r + n/2, so the keys that were hot turn cold at once and a disjoint set of
+keys becomes hot. Replies are told apart by their UDP checksum (0: the switch, see
+bench/gate.py) and counted in 100 ms bins of send time. The steady share before the change is
+the share over the last seconds before it; the recovery time is how long after the change the
+share is back to >= 90 % of it (first bin, and first of 5 bins in a row).
+
+Two cache sizes: the program's full size (slots to spare: the new hot keys get free slots) and a
+small one that the old hot set fills (the new keys must evict old ones).
+
+Run: ``p4cache-bench hotin`` (root); ``--quick`` for a smoke run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bench.common import ROOT, machine_info
+
+RESULTS = Path(__file__).resolve().parent / "results" / "hotin.json"
+PLOT = ROOT / "docs" / "bench_hotin.png"
+TARGET_S = 1.0              # the issue: the new hot set is served within 1 s
+RECOVERED = 0.9             # ... meaning the share is back to >= 90 % of its steady value
+SUSTAIN_BINS = 5
+BIN_S = 0.1
+STEADY_S = 3.0              # the steady share: the last 3 s before the change
+
+
+@dataclass
+class Settings:
+    keys: int
+    skew: float
+    rate: float
+    before_s: float          # traffic before the change
+    after_s: float           # traffic after it
+    sizes: list[int | None]  # cache sizes (None: the program's)
+    seed: int
+
+
+def shares(bins: list[list[int]]) -> list[float | None]:
+    return [round(b[1] / b[0], 4) if b[0] else None for b in bins]
+
+
+def recovery(sh: list[float | None], shift_bin: int, steady: float) -> dict:
+    """First bin at or after the change with share >= 90 % of ``steady``, and the first that
+    starts SUSTAIN_BINS such bins in a row; times are to the end of that bin."""
+    bar = RECOVERED * steady
+    ok = [x is not None and x >= bar for x in sh]
+    first = next((i for i in range(shift_bin, len(sh)) if ok[i]), None)
+    sustained = next((i for i in range(shift_bin, len(sh) - SUSTAIN_BINS + 1)
+                      if all(ok[i:i + SUSTAIN_BINS])), None)
+
+    def after(i: int | None) -> float | None:
+        return None if i is None else round((i + 1 - shift_bin) * BIN_S, 2)
+
+    return {"bar": round(bar, 4), "first_bin_s": after(first), "sustained_s": after(sustained),
+            "lowest_share_after": min((x for x in sh[shift_bin:] if x is not None), default=None)}
+
+
+def run_variant(cl, s: Settings, size: int | None, first: bool) -> dict:  # noqa: ANN001
+    restart_s = cl.start_controller(size) if first else cl.fresh_cache(size)
+    h0 = cl.hits()
+    st0 = cl.status()
+    r = cl.cw.ask({"op": "zipf", "server": cl.server.ip, "n": s.keys, "skew": s.skew,
+                   "seed": s.seed, "rate": s.rate, "duration": s.before_s + s.after_s,
+                   "bin_s": BIN_S, "shift_at": s.before_s, "shift": s.keys // 2})
+    time.sleep(1.3)
+    st = cl.status()
+    bins = r["bins"]
+    sh = shares(bins)
+    shift_bin = int(round(s.before_s / BIN_S))
+    win = bins[shift_bin - int(STEADY_S / BIN_S):shift_bin]
+    steady = sum(b[1] for b in win) / max(1, sum(b[0] for b in win))
+    tail = bins[-int(STEADY_S / BIN_S):]
+    return {"slots": size or st["cache"]["slots"], "slots_arg": size, "restart_s": restart_s,
+            "steady_share_before": round(steady, 4),
+            "share_last_3s": round(sum(b[1] for b in tail) / max(1, sum(b[0] for b in tail)), 4),
+            "recovery": recovery(sh, shift_bin, steady), "shift_at_s": s.before_s,
+            "bins": bins, "shares": sh, "sent": r["sent"],
+            "lost": sum(b[0] - b[1] - b[2] for b in bins),
+            "client_switch_replies": sum(b[1] for b in bins),
+            "switch_hit_counter_delta": st["switch_counters"]["hit"] - h0,
+            "max_send_lag_ms": r["max_send_lag_ms"],
+            "controller": {k: (st.get(k) or 0) - (st0.get(k) or 0)
+                           for k in ("promotions", "evictions", "rejected", "digests")},
+            "loadavg": [round(x, 2) for x in os.getloadavg()]}
+
+
+def run_bench(s: Settings, workdir: Path) -> dict:
+    from rich.console import Console
+
+    from bench.cachelab import CacheLab, other_labs, progress_bar
+    from p4cache.lab import Lab, LabSpec
+
+    console = Console(stderr=True)
+    t_start = time.monotonic()
+    result: dict = {"machine": machine_info(), "settings": asdict(s)}
+    variants: list[dict] = []
+    with Lab(LabSpec(servers=1, clients=1), workdir) as lab:
+        others = other_labs(lab.tag)
+        if others:
+            console.print(f"[yellow]warning: other labs are up: {', '.join(others)}")
+        cl = CacheLab(lab, s.keys)
+        try:
+            result["lab"] = {"load": cl.load, "other_labs_at_start": others}
+            with progress_bar(console) as progress:
+                task = progress.add_task("hot set change", total=len(s.sizes))
+                for size in s.sizes:
+                    v = run_variant(cl, s, size, first=not variants)
+                    variants.append(v)
+                    rc = v["recovery"]
+                    progress.console.print(
+                        f"  slots {v['slots']}: steady {v['steady_share_before']:.3f}, back to "
+                        f">= 90 % after {rc['first_bin_s']} s (sustained {rc['sustained_s']} s)")
+                    progress.advance(task)
+            result["lab"]["other_labs_at_end"] = other_labs(lab.tag)
+        finally:
+            cl.close()
+    result["variants"] = variants
+    result["target"] = {"source": "the issue", "within_s": TARGET_S, "recovered": RECOVERED,
+                        "per_variant": {str(v["slots"]): v["recovery"]["sustained_s"]
+                                        for v in variants},
+                        "met": {str(v["slots"]): v["recovery"]["sustained_s"] is not None
+                                and v["recovery"]["sustained_s"] <= TARGET_S
+                                for v in variants}}
+    result["duration_s"] = round(time.monotonic() - t_start, 1)
+    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    return result
+
+
+def print_summary(result: dict) -> None:
+    print("| slots | steady share before | first bin >= 90 % | 5 bins in a row >= 90 % |"
+          " share, last 3 s | promotions | evictions |")
+    print("|---|---|---|---|---|---|---|")
+    for v in result["variants"]:
+        rc = v["recovery"]
+        print(f"| {v['slots']} | {v['steady_share_before']:.3f} | {rc['first_bin_s']} s | "
+              f"{rc['sustained_s']} s | {v['share_last_3s']:.3f} | "
+              f"{v['controller']['promotions']} | {v['controller']['evictions']} |")
+    t = result["target"]
+    print(f"target: back to >= 90 % within {t['within_s']} s: {t['met']}")
+
+
+def plot(result: dict, path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    from bench.cachelab import plot_title
+
+    s = result["settings"]
+    fig, ax = plt.subplots(figsize=(11, 4.8))
+    for v, c in zip(result["variants"], ("#4c72b0", "#dd8452", "#55a868"), strict=False):
+        ts = [(i + 0.5) * BIN_S - v["shift_at_s"] for i in range(len(v["shares"]))]
+        ax.plot(ts, [x if x is not None else float("nan") for x in v["shares"]], color=c,
+                lw=1, label=f"{v['slots']} slots: back to 90 % after "
+                            f"{v['recovery']['sustained_s']} s (5 bins in a row)")
+        ax.axhline(v["recovery"]["bar"], color=c, ls=":", lw=0.8)
+    ax.axvline(0, color="grey", ls="--", lw=1)
+    ax.text(0.05, 0.97, "hot set moves", fontsize=8, color="grey", va="top")
+    ax.axvspan(0, TARGET_S, color="grey", alpha=0.1, label="target: within 1 s")
+    ax.set_xlabel("s since the hot set moved (100 ms bins of send time)")
+    ax.set_ylabel("share of GETs answered by the switch")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_title(f"p4cache hot-set change: {s['keys']} keys, zipf {s['skew']}, "
+                 f"{s['rate']:.0f} GETs/s; dotted: 90 % of the steady share - "
+                 f"{plot_title(result)}", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="p4cache-bench hotin", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: the program's size only, 4 s before and 4 s after")
+    ap.add_argument("--keys", type=int, default=10_000)
+    ap.add_argument("--skew", type=float, default=0.99)
+    ap.add_argument("--rate", type=float, default=6000.0, help="GETs/s (default 6000)")
+    ap.add_argument("--before", type=float, help="seconds before the change (default 10)")
+    ap.add_argument("--after", type=float, help="seconds after it (default 15)")
+    ap.add_argument("--sizes", type=lambda t: [None if x == "max" else int(x)
+                                               for x in t.split(",")],
+                    help="cache sizes, 'max' for the program's (default max,64)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--plot", type=Path, default=PLOT)
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-hotin"))
+    args = ap.parse_args(argv)
+    if os.geteuid() != 0:
+        print("p4cache-bench hotin: needs root (network namespaces)", file=sys.stderr)
+        return 2
+    q = args.quick
+    s = Settings(keys=args.keys, skew=args.skew, rate=args.rate,
+                 before_s=args.before or (4.0 if q else 10.0),
+                 after_s=args.after or (4.0 if q else 15.0),
+                 sizes=args.sizes or ([None] if q else [None, 64]), seed=args.seed)
+    if s.before_s < STEADY_S + 1:
+        ap.error(f"--before must be at least {STEADY_S + 1} s")
+    from bench.cachelab import write_json
+
+    result = run_bench(s, args.workdir)
+    print_summary(result)
+    write_json(args.out, result)
+    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
+    if (p := plot(result, args.plot)) is not None:
+        print(f"plot: {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+"""UDP GET latency from a client namespace: switch hits, misses and no cache, interleaved.
+
+One lab (softnic, memcached, agent, controller), one client namespace with two addresses:
+
+- ``10.0.0.101``, in the controller's client allow-list: GETs of keys the switch caches are
+  **hits** (the switch answers), GETs of keys it does not cache are **misses** (the switch forwards
+  them, memcached answers, the reply crosses the switch again);
+- ``10.0.0.150``, *not* in the allow-list: the switch neither answers nor counts its GETs
+  (lookup_reply.p4, ``client_allowlist``), so they are forwarded like any packet: **no cache**,
+  the same switch and memcached with the cache out of the path.
+
+Hit keys are promoted first (GETs until the switch answers them). Miss and no-cache keys are
+drawn round robin from thousands of loaded keys, each asked far less often than the
+HOT_THRESHOLD misses per epoch that would make it hot, so they stay uncached. The three classes
+are measured side by side: one GET at a time, every round asks each class once in a shuffled
+order. Who answered is read from the reply's UDP checksum (0: the switch, see bench/gate.py).
+
+Run: ``p4cache-bench latency`` (root); ``--quick`` for a smoke run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bench.common import ROOT, machine_info
+
+RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
+PLOT = ROOT / "docs" / "bench_latency_cdf.png"
+TARGET_RATIO = 0.5          # the issue: hit p50 <= 0.5 x miss p50
+NOCACHE_IP = "10.0.0.150"
+CLASSES = ("hit", "miss", "nocache")
+
+
+@dataclass
+class Settings:
+    keys: int               # loaded into memcached
+    hot: int                # hit keys (ranks 1..hot)
+    rounds: int             # one GET per class per round
+    seed: int
+
+
+def pct(xs: list[float], q: float) -> float:
+    """Nearest-rank percentile."""
+    s = sorted(xs)
+    return s[max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))]
+
+
+def summary(xs: list[float]) -> dict:
+    if not xs:
+        return {"n": 0}
+    return {"n": len(xs), "p50_us": round(statistics.median(xs), 1),
+            "p90_us": round(pct(xs, 90), 1), "p99_us": round(pct(xs, 99), 1),
+            "p999_us": round(pct(xs, 99.9), 1), "min_us": round(min(xs), 1),
+            "mean_us": round(statistics.fmean(xs), 1)}
+
+
+def key_classes(s: Settings, client_ip: str) -> dict:
+    """Hit keys ranks 1..hot; misses and no-cache from two disjoint halves of the rest."""
+    from bench.cachelab import key_of
+
+    rest = list(range(s.hot + 1, s.keys + 1))
+    half = len(rest) // 2
+
+    def names(ranks: list[int]) -> list[str]:
+        return [key_of(r).decode() for r in ranks]
+
+    return {"hit": {"src": client_ip, "keys": names(list(range(1, s.hot + 1)))},
+            "miss": {"src": client_ip, "keys": names(rest[:half])},
+            "nocache": {"src": NOCACHE_IP, "keys": names(rest[half:])}}
+
+
+def add_nocache_address(cl) -> None:  # noqa: ANN001 - a CacheLab
+    """A second address on the client, outside the allow-list; the server reaches it by the
+    client's MAC (static ARP, like every lab address)."""
+    from p4cache.lab import netns
+
+    netns.run(["ip", "addr", "add", f"{NOCACHE_IP}/24", "dev", "eth0"], ns=cl.client.ns)
+    netns.run(["ip", "neigh", "replace", NOCACHE_IP, "lladdr", cl.client.mac, "dev", "eth0",
+               "nud", "permanent"], ns=cl.server.ns)
+
+
+def promote_hot(cl, classes: dict) -> dict:  # noqa: ANN001
+    """GETs of the hit keys, one at a time, until the switch answers every one of them."""
+    t0 = time.monotonic()
+    for _ in range(20):
+        r = cl.cw.ask({"op": "latency", "server": cl.server.ip, "seed": 0, "rounds": 200,
+                       "timeout_s": 0.5, "classes": {"hit": classes["hit"]}})
+        last = r["classes"]["hit"]["switch"][-len(classes["hit"]["keys"]):]
+        if last and all(last):
+            return {"promote_s": round(time.monotonic() - t0, 2), "all_cached": True}
+    return {"promote_s": round(time.monotonic() - t0, 2), "all_cached": False}
+
+
+def run_bench(s: Settings, workdir: Path) -> dict:
+    from rich.console import Console
+
+    from bench.cachelab import CacheLab, other_labs, progress_bar
+    from p4cache.lab import Lab, LabSpec
+
+    console = Console(stderr=True)
+    t_start = time.monotonic()
+    result: dict = {"machine": machine_info(), "settings": asdict(s)}
+    with Lab(LabSpec(servers=1, clients=1), workdir) as lab:
+        others = other_labs(lab.tag)
+        if others:
+            console.print(f"[yellow]warning: other labs are up: {', '.join(others)}")
+        cl = CacheLab(lab, s.keys)
+        try:
+            add_nocache_address(cl)
+            cl.start_controller(clients=[f"{cl.client.ip}/32"])
+            classes = key_classes(s, cl.client.ip)
+            result["lab"] = {"load": cl.load, "other_labs_at_start": others,
+                             "allow_list": [f"{cl.client.ip}/32"], "nocache_src": NOCACHE_IP,
+                             "promotion": promote_hot(cl, classes)}
+            h0 = cl.hits()
+            with progress_bar(console) as progress:
+                task = progress.add_task("interleaved GETs (hit, miss, no cache)",
+                                         total=s.rounds)
+                raw = {c: {"rtt_us": [], "switch": [], "value_ok": []} for c in CLASSES}
+                timeouts = dict.fromkeys(CLASSES, 0)
+                chunk = max(1, s.rounds // 20)
+                for i in range(0, s.rounds, chunk):
+                    r = cl.cw.ask({"op": "latency", "server": cl.server.ip, "seed": s.seed + i,
+                                   "rounds": min(chunk, s.rounds - i), "timeout_s": 0.5,
+                                   "offset": i, "classes": classes})
+                    for c in CLASSES:
+                        for f in raw[c]:
+                            raw[c][f] += r["classes"][c][f]
+                        timeouts[c] += r["timeouts"][c]
+                    progress.advance(task, min(chunk, s.rounds - i))
+            time.sleep(1.3)   # the controller reads the switch's counters once an epoch
+            st = cl.status()
+            result["switch_hit_counter_delta"] = st["switch_counters"]["hit"] - h0
+            result["controller"] = {k: st.get(k) for k in ("promotions", "evictions",
+                                                            "rejected", "digests")}
+            result["lab"]["other_labs_at_end"] = other_labs(lab.tag)
+        finally:
+            cl.close()
+    result["classes"] = summarize(raw, timeouts)
+    result["samples_us"] = {c: raw[c]["rtt_us"] for c in CLASSES}
+    result["target"] = target(result["classes"])
+    result["duration_s"] = round(time.monotonic() - t_start, 1)
+    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    return result
+
+
+def summarize(raw: dict, timeouts: dict) -> dict:
+    out = {}
+    for c in CLASSES:
+        r = raw[c]
+        out[c] = {**summary(r["rtt_us"]), "timeouts": timeouts[c],
+                  "answered_by_switch": sum(r["switch"]),
+                  "answered_by_memcached": len(r["switch"]) - sum(r["switch"]),
+                  "wrong_value": len(r["value_ok"]) - sum(r["value_ok"])}
+    return out
+
+
+def target(classes: dict) -> dict:
+    h, m, n = (classes[c].get("p50_us") for c in CLASSES)
+    ratio = round(h / m, 3) if h and m else None
+    return {"source": "the issue", "hit_p50_over_miss_p50_max": TARGET_RATIO,
+            "hit_p50_us": h, "miss_p50_us": m, "nocache_p50_us": n,
+            "hit_over_miss_p50": ratio,
+            "hit_over_nocache_p50": round(h / n, 3) if h and n else None,
+            "miss_over_nocache_p50": round(m / n, 3) if m and n else None,
+            "met": ratio is not None and ratio <= TARGET_RATIO}
+
+
+def print_summary(result: dict) -> None:
+    print("| class | n | p50 µs | p90 µs | p99 µs | by switch | by memcached | timeouts |")
+    print("|---|---|---|---|---|---|---|---|")
+    for c, r in result["classes"].items():
+        print(f"| {c} | {r['n']} | {r['p50_us']} | {r['p90_us']} | {r['p99_us']} | "
+              f"{r['answered_by_switch']} | {r['answered_by_memcached']} | {r['timeouts']} |")
+    t = result["target"]
+    print(f"target: hit p50 <= {t['hit_p50_over_miss_p50_max']} x miss p50: "
+          f"{t['hit_over_miss_p50']} -> {'met' if t['met'] else 'NOT met'}")
+
+
+def plot(result: dict, path: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    from bench.cachelab import plot_title
+
+    fig, ax = plt.subplots(figsize=(9, 5))
+    labels = {"hit": "switch hit", "miss": "miss (memcached, through the cache's lookup)",
+              "nocache": "no cache (client not allow-listed)"}
+    for c, color in zip(CLASSES, ("#55a868", "#dd8452", "#4c72b0"), strict=True):
+        xs = sorted(result["samples_us"][c])
+        if not xs:
+            continue
+        ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", color=color,
+                label=f"{labels[c]}: p50 {statistics.median(xs):.0f} µs, "
+                      f"p99 {pct(xs, 99):.0f} µs (n={len(xs)})")
+    ax.set_xscale("log")
+    ax.set_xlabel("GET round trip from the client namespace, µs")
+    ax.set_ylabel("fraction of GETs")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    t = result["target"]
+    ax.set_title(f"p4cache UDP GET latency, interleaved; hit/miss p50 = "
+                 f"{t['hit_over_miss_p50']} (target <= 0.5) - {plot_title(result)}", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="p4cache-bench latency",
+                                 description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run: 600 rounds")
+    ap.add_argument("--rounds", type=int, help="GETs per class (default 10000)")
+    ap.add_argument("--keys", type=int, default=10_000, help="keys loaded (default 10000)")
+    ap.add_argument("--hot", type=int, default=16, help="cached keys (default 16)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--plot", type=Path, default=PLOT)
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-latency"))
+    args = ap.parse_args(argv)
+    if os.geteuid() != 0:
+        print("p4cache-bench latency: needs root (network namespaces)", file=sys.stderr)
+        return 2
+    s = Settings(keys=args.keys, hot=args.hot,
+                 rounds=args.rounds or (600 if args.quick else 10_000), seed=args.seed)
+    from bench.cachelab import write_json
+
+    result = run_bench(s, args.workdir)
+    print_summary(result)
+    write_json(args.out, result)
+    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
+    if (p := plot(result, args.plot)) is not None:
+        print(f"plot: {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
