@@ -16,6 +16,12 @@ BENCHMARKS = {
                   "cache's data plane (p4src) on softnic, in-process and through veth"),
     "gate": ("gate", "the host agent's write gate (added TCP latency, invalidations) and the "
              "controller's promotion (time to hot, re-hot after a write), on the lab"),
+    "hitshare": ("hitshare", "share of GETs the switch answers against cache size at Zipf 0.9 "
+                 "and 0.99 (BMC's 16 B / 32 B setting), next to the optimal top-K, on the lab"),
+    "latency": ("latency", "UDP GET latency CDF of switch hits, misses and no cache, "
+                "interleaved, from a client namespace on the lab"),
+    "hotin": ("hotin", "switch hit share over time when the hot set changes: time until the "
+              "new hot keys are served, on the lab"),
 }
 
 
