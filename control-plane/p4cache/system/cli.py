@@ -24,11 +24,12 @@ out = Console(width=max(Console().width, 120))
 def _hosts_table(st: RunState) -> Table:
     t = Table(title=f"p4cache on {st.target}: {st.topology}",
               caption="each host's namespace is p4c-<host> (p4cache exec HOST -- CMD)")
-    for col in ("host", "role", "address", "MAC", "port", "memcached ports", "agent control"):
+    for col in ("host", "role", "address", "MAC", "port", "UDP, gate TCP, local TCP",
+                "agent control"):
         t.add_column(col, no_wrap=True)
     for h in st.hosts:
         ports = "-" if h.udp_port is None else \
-            f"UDP {h.udp_port}, gate TCP {h.tcp_port}, local TCP {h.backend_port}"
+            f"{h.udp_port}, {h.tcp_port}, {h.backend_port}"
         t.add_row(h.name, h.role, f"{h.ip}/{h.prefix}", h.mac, f"{h.switch}:{h.switch_port}",
                   ports, h.agent_control or "-")
     return t

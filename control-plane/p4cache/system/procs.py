@@ -13,15 +13,14 @@ from pathlib import Path
 from p4cache.lab import netns
 
 
-def spawn(argv: list[str], log: Path, ns: str | None = None) -> int:
+def spawn(argv: list[str], log: Path, ns: str | None = None) -> subprocess.Popen:
     """Start ``argv`` (inside namespace ``ns`` when given) in its own session, output appended
-    to ``log``; return its pid (= its process group)."""
+    to ``log``; its pid is also its process group."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as fh:
-        p = subprocess.Popen([*netns.exec_prefix(ns), *argv], stdout=fh,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             start_new_session=True)
-    return p.pid
+        return subprocess.Popen([*netns.exec_prefix(ns), *argv], stdout=fh,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
 
 
 def cmdline(pid: int) -> list[str]:

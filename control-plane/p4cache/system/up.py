@@ -93,27 +93,29 @@ class _Up:
                  say: Callable[[str], None]) -> None:
         self.st, self.topo, self.slots, self.say = st, topo, slots, say
 
-    def proc(self, name: str, argv: list[str], ns: str | None = None) -> ProcState:
+    def proc(self, name: str, argv: list[str], ns: str | None = None) -> subprocess.Popen:
         log = self.st.log_dir / f"{name}.log"
-        p = ProcState(name, procs.spawn(argv, log, ns), Path(argv[0]).name, str(log), ns)
-        self.st.processes.append(p)
+        popen = procs.spawn(argv, log, ns)
+        self.st.processes.append(ProcState(name, popen.pid, Path(argv[0]).name, str(log), ns))
         self.st.save()
-        return p
+        return popen
 
-    def wait_listening(self, p: ProcState, host: HostState | None, addr: str, what: str,
-                       timeout: float = 15.0) -> None:
+    def wait_listening(self, popen: subprocess.Popen, host: HostState | None, addr: str,
+                       what: str, timeout: float = 15.0) -> None:
+        log = next((p.log for p in self.st.processes if p.pid == popen.pid), "")
         ip, _, port = addr.rpartition(":")
         probe = ["python3", "-c", "import socket,sys; socket.create_connection((sys.argv[1], "
                  "int(sys.argv[2])), 0.5)", ip, port]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if not p.alive():
-                raise UpError(f"{what} exited at start; see {p.log}:\n{_tail(p.log)}")
+            if popen.poll() is not None:
+                raise UpError(f"{what} exited at start ({popen.returncode}); see {log}:\n"
+                              f"{_tail(log)}")
             if _listening(addr) if host is None else _probe_ok(
                     [*self.st.exec_prefix(host.name), *probe]):
                 return
             time.sleep(0.1)
-        raise UpError(f"{what} did not listen on {addr} within {timeout:.0f} s; see {p.log}")
+        raise UpError(f"{what} did not listen on {addr} within {timeout:.0f} s; see {log}")
 
     def network(self) -> None:
         def on_switch(sw: P4RuntimeSwitch) -> None:
@@ -170,13 +172,15 @@ class _Up:
         self.wait_listening(p, None, self.st.status_addr, "the controller's status server", 30)
         self.wait_ready(p)
 
-    def wait_ready(self, p: ProcState) -> None:
+    def wait_ready(self, p: subprocess.Popen) -> None:
         """Until the controller has pushed the pipeline and every agent is up."""
         deadline = time.monotonic() + READY_TIMEOUT
         last = "no status yet"
         while time.monotonic() < deadline:
-            if not p.alive():
-                raise UpError(f"the controller exited; see {p.log}:\n{_tail(p.log)}")
+            if p.poll() is not None:
+                log = self.st.log_dir / "controller.log"
+                raise UpError(f"the controller exited ({p.returncode}); see {log}:\n"
+                              f"{_tail(str(log))}")
             try:
                 s = status_mod.fetch(self.st.status_addr, timeout=2.0)
             except (OSError, ValueError) as e:
@@ -192,7 +196,7 @@ class _Up:
                         f"agents not up: {down}")
             time.sleep(0.2)
         raise UpError(f"the controller was not ready within {READY_TIMEOUT:.0f} s ({last}); "
-                      f"see {p.log} and {self.st.log_dir}")
+                      f"see the logs in {self.st.log_dir}")
 
 
 def _probe_ok(argv: list[str]) -> bool:
