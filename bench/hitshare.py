@@ -210,11 +210,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="smoke run: K = 16 and 256 at zipf 0.99, 2 s warm-up, 2 s measured")
     ap.add_argument("--keys", type=int, default=10_000, help="key space (default 10000)")
     ap.add_argument("--sizes", type=lambda t: [int(x) for x in t.split(",")],
-                    help="cache sizes (default 16,32,64,128,256,512,1024,4096)")
+                    help="cache sizes (default 16,32,64,128,256,512,1024)")
     ap.add_argument("--skews", type=lambda t: [float(x) for x in t.split(",")],
                     help="Zipf skews (default 0.9,0.99)")
     ap.add_argument("--rate", type=float, default=6000.0, help="GETs/s (default 6000)")
-    ap.add_argument("--warmup", type=float, help="seconds before measuring (default 4)")
+    ap.add_argument("--warmup", type=float, help="seconds before measuring (default 6)")
     ap.add_argument("--measure", type=float, help="seconds measured (default 4)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=RESULTS)
@@ -227,9 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     q = args.quick
     s = Settings(keys=args.keys,
                  skews=args.skews or ([TARGET_SKEW] if q else [0.9, TARGET_SKEW]),
-                 sizes=args.sizes or ([16, 256] if q else [16, 32, 64, 128, 256, 512, 1024,
-                                                           4096]),
-                 rate=args.rate, warmup_s=args.warmup or (2.0 if q else 4.0),
+                 sizes=args.sizes or ([16, 256] if q else [16, 32, 64, 128, 256, 512, 1024]),
+                 rate=args.rate, warmup_s=args.warmup or (2.0 if q else 6.0),
                  measure_s=args.measure or (2.0 if q else 4.0), seed=args.seed)
     from bench.cachelab import write_json
 

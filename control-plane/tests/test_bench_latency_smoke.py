@@ -1,0 +1,45 @@
+"""``p4cache-bench latency --quick`` runs on the real lab and writes sane results.
+
+Real softnic, memcached, agent and controller in network namespaces (root only): hits come from
+the switch, misses and no-cache GETs from memcached, every reply carries the right key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bench import cli
+from bench.latency import CLASSES, pct
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+def test_percentile_is_nearest_rank() -> None:
+    xs = list(range(1, 101))
+    assert pct(xs, 50) == 50 and pct(xs, 99) == 99 and pct([7], 99) == 7
+
+
+def test_latency_quick(tmp_path: Path) -> None:
+    out, png = tmp_path / "latency.json", tmp_path / "latency.png"
+    assert cli.main(["latency", "--quick", "--rounds", "300", "--out", str(out), "--plot",
+                     str(png), "--workdir", str(tmp_path / "lab")]) == 0
+    res = json.loads(out.read_text())
+    assert len(res["machine"]["loadavg_at_start"]) == 3
+    assert res["lab"]["promotion"]["all_cached"], res["lab"]
+    c = res["classes"]
+    for name in CLASSES:
+        r = c[name]
+        assert r["n"] + r["timeouts"] == 300 and r["n"] >= 290, (name, r)
+        assert 0 < r["min_us"] <= r["p50_us"] <= r["p99_us"], (name, r)
+        assert r["wrong_value"] == 0, (name, r)
+    # who answered: the switch all the hits, memcached every miss and no-cache GET
+    assert c["hit"]["answered_by_switch"] == c["hit"]["n"]
+    assert c["miss"]["answered_by_switch"] == 0 and c["nocache"]["answered_by_switch"] == 0
+    assert c["hit"]["n"] <= res["switch_hit_counter_delta"] <= c["hit"]["n"] + 10
+    t = res["target"]
+    assert t["hit_over_miss_p50"] > 0 and t["hit_p50_over_miss_p50_max"] == 0.5
+    assert png.stat().st_size > 0
