@@ -33,6 +33,7 @@ PY = sys.executable
 
 UDP_GET = """
 import socket, sys
+from p4cache import dataplane as dp
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
 got = 0
 for i in range(int(sys.argv[3])):
