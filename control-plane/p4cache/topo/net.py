@@ -63,6 +63,12 @@ class BuiltNet:
     namespaces: dict[str, str] = field(default_factory=dict)      # host -> namespace
     switch_ifaces: dict[str, dict[int, str]] = field(default_factory=dict)  # switch -> ports
 
+    def release(self) -> None:
+        """End Mininet's shells (one per node): the namespaces are pinned and the switch runs
+        in its own session, so nothing else needs them once the network is built."""
+        for node in [*self.net.hosts, *self.net.switches]:
+            node.terminate()
+
     def switch(self, name: str) -> P4RuntimeSwitch:
         sw = self.net.get(name)
         assert isinstance(sw, P4RuntimeSwitch)
@@ -72,6 +78,17 @@ class BuiltNet:
 def _switch_port(end: str) -> tuple[str, int] | None:
     sw, _, p = end.partition("-p")
     return (sw, int(p)) if p.isdigit() and sw.startswith("s") else None
+
+
+def _run_commands(topo: Topology, host: str, ns: str) -> None:
+    """The host's ``commands`` from the topology file (static ARP), inside its namespace."""
+    for cmd in topo.host(host).commands:
+        r = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c", cmd], capture_output=True,
+                           text=True, check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"{topo.source}: hosts.{host}.commands: {cmd!r} failed in {host} "
+                               f"({r.returncode}): {r.stderr.strip()}; fix the command in the "
+                               "topology file")
 
 
 def build(topo: Topology, target: str = "softnic", log_dir: Path = Path("/tmp"),
@@ -101,24 +118,21 @@ def build(topo: Topology, target: str = "softnic", log_dir: Path = Path("/tmp"),
         elif a is not None and b is not None:  # switch - switch
             net.addLink(a[0], b[0], port1=a[1], port2=b[1])
     net.build()
-    for h in topo.hosts:
-        ns = ns_name(h.name)
-        pid = net.get(h.name).pid
-        netns.run(["ip", "netns", "attach", ns, str(pid)])
-        built.namespaces[h.name] = ns
-        if on_namespace is not None:
-            on_namespace(h.name, ns)
-        for cmd in h.commands:
-            r = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c", cmd], capture_output=True,
-                               text=True, check=False)
-            if r.returncode != 0:
-                raise RuntimeError(f"{topo.source}: hosts.{h.name}.commands: {cmd!r} failed in "
-                                   f"{h.name} ({r.returncode}): {r.stderr.strip()}; fix the "
-                                   "command in the topology file")
-    for s in topo.switches:
-        sw = built.switch(s.name)
-        built.switch_ifaces[s.name] = sw.data_ports()
-        sw.start([])
-        if on_switch is not None:
-            on_switch(sw)
+    try:
+        for h in topo.hosts:
+            ns = ns_name(h.name)
+            pid = net.get(h.name).pid
+            netns.run(["ip", "netns", "attach", ns, str(pid)])
+            built.namespaces[h.name] = ns
+            if on_namespace is not None:
+                on_namespace(h.name, ns)
+            _run_commands(topo, h.name, ns)
+        for s in topo.switches:
+            sw = built.switch(s.name)
+            built.switch_ifaces[s.name] = sw.data_ports()
+            sw.start([])
+            if on_switch is not None:
+                on_switch(sw)
+    finally:
+        built.release()
     return built

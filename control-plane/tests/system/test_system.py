@@ -112,11 +112,17 @@ def test_bmv2_without_its_tools_says_what_is_missing(tmp_path: Path) -> None:
     assert "softnic" in r.stderr and "default" in r.stderr
 
 
-def test_up_killed_midway_is_removed_by_the_next_up(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    topo = topology(tmp_path)
+def test_a_bad_topology_is_refused_with_the_reason(tmp_path: Path) -> None:
+    r = p4cache("up", "--topo", str(tmp_path / "missing.json"), run_dir=tmp_path, timeout=30)
+    assert r.returncode == 2 and "missing.json" in r.stderr
+
+
+def up_until(run_dir: Path, topo: Path, process: str, sig: int
+             ) -> tuple[subprocess.Popen, list[int]]:
+    """Start ``p4cache up`` and send it ``sig`` once it has recorded ``process``; return it and
+    the pids it had recorded then."""
     p = subprocess.Popen([P4CACHE, "--run-dir", str(run_dir), "up", "--topo", str(topo)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline and p.poll() is None:
@@ -125,16 +131,31 @@ def test_up_killed_midway_is_removed_by_the_next_up(tmp_path: Path) -> None:
                          json.loads((run_dir / "state.json").read_text())["processes"]]
             except (OSError, ValueError, KeyError):
                 names = []
-            if "agent-m1" in names:
+            if process in names:
                 break
             time.sleep(0.02)
-        assert p.poll() is None, "up finished before it could be killed"
-        p.send_signal(signal.SIGKILL)
-        p.wait(10)
+        assert p.poll() is None, "up finished before it could be interrupted"
+        pids = state_pids(run_dir)
+        p.send_signal(sig)
+        p.wait(30)
     finally:
         if p.poll() is None:
             p.kill()
-    left = state_pids(run_dir)
+    return p, pids
+
+
+def test_ctrl_c_during_up_removes_what_was_started(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    p, pids = up_until(run_dir, topology(tmp_path), "memcached-m2", signal.SIGINT)
+    assert p.returncode == 130, p.stderr.read() if p.stderr else ""
+    assert len(pids) >= 3
+    assert_clean(run_dir, pids)
+
+
+def test_up_killed_midway_is_removed_by_the_next_up(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    topo = topology(tmp_path)
+    _, left = up_until(run_dir, topo, "agent-m1", signal.SIGKILL)
     assert any(procs.alive(pid) for pid in left)
     assert [n for n in netns.namespaces() if n.startswith("p4c-")]
     try:
