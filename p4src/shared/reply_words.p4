@@ -4,7 +4,11 @@
  * A reply is up to REPLY_MAX bytes held in switch memory. Hardware register arrays have narrow
  * cells (32 or 64 bits), so every chunk of 8 bytes or more is a header of 64-bit words and each
  * word is one register cell. Reading a chunk is one register read per word, all independent of
- * each other, which a pipeline spreads over its stages.
+ * each other. In slot_store.p4 the words of a chunk are consecutive cells of one array (32 of
+ * store_c256 per slot), so a hit reads up to 32 cells of one array in one packet: BMv2 and
+ * softnic allow it, but a hardware target (Tofino) accesses each array once per packet and would
+ * need one register array per word position, which these macros make mechanical
+ * (docs/deployment.md).
  *
  * These X-macros list the words of a chunk once, so the header fields, the register reads and
  * the register writes of a chunk cannot disagree: WORDS_32(X, c256) expands to

@@ -2,9 +2,12 @@
  * p4cache — every size the data plane uses, in one place.
  *
  * Each of these is a compile-time constant, as on a hardware target: register arrays, header
- * stacks and match-key widths are fixed when the pipeline is built. Override any of them with
- * `-D NAME=VALUE` (softnic compile and p4c-bm2-ss both take it), keeping the pairs that must
- * agree (marked below) in step.
+ * stacks and match-key widths are fixed when the pipeline is built. Only the ones guarded with
+ * #ifndef can be overridden with `-D NAME=VALUE` (softnic compile and p4c-bm2-ss both take it):
+ * KMAX, KEY_BITS, CACHE_SLOTS, HOT_THRESHOLD and EPOCH_SHIFT, keeping KMAX and KEY_BITS in step.
+ * The others are plain #defines: a -D for them is replaced by the definition here, so they
+ * change only by editing this file (and BLOOM_WIDTH and REPLY_MAX not even then without more
+ * edits, see below).
  */
 #ifndef P4CACHE_SIZE_P4
 #define P4CACHE_SIZE_P4
@@ -35,7 +38,9 @@
 
 /* Stored reply bytes per slot: the whole "VALUE <key> <flags> <bytes>\r\n<data>\r\nEND\r\n".
  * The reply is assembled from chunks of 256, 128, ..., 1 bytes selected by the bits of
- * (length - 1), plus one tail byte that is always present, so 1..512 bytes fit exactly. */
+ * (length - 1), plus one tail byte that is always present, so 1..512 bytes fit exactly. The
+ * chunk headers, the parser's reply states and SlotStore are laid out for 512, so changing it
+ * means changing them too (docs/deployment.md, "Key and value widths"). */
 #define REPLY_MAX 512
 
 /* Number of cache slots: lookup entries, per-slot registers and per-slot hit counters. */
@@ -43,10 +48,12 @@
 #define CACHE_SLOTS 4096
 #endif
 
-/* Hot-key detection: a count-min sketch of SKETCH_ROWS (3) rows of SKETCH_WIDTH cells, four
+/* Hot-key detection: a count-min sketch of three rows of SKETCH_WIDTH cells, four
  * cells per slot per row, so a key's estimate is rarely inflated by the keys the cache already
  * holds; and a Bloom filter of two rows of BLOOM_WIDTH cells remembering which keys were
- * reported in the current epoch. Widths are powers of two (the hash is reduced modulo them). */
+ * reported in the current epoch. Widths are powers of two (the hash is reduced modulo them).
+ * hot_keys.p4 hard-codes 15-bit filter indices sliced from the CRC-32, which assume BLOOM_WIDTH
+ * 32768: changing it means changing those slices too. */
 #define SKETCH_WIDTH 16384
 #define BLOOM_WIDTH 32768
 

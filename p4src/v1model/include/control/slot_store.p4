@@ -13,8 +13,13 @@
  * control datagrams (BMv2's P4Runtime server cannot write registers, p4lang/PI#376, and a
  * hardware pipeline updates its own memory at line rate this way).
  *
- * Every access is one read, one write or one read-then-write of a cell per register array per
- * packet, the shape a hardware stateful ALU can execute.
+ * The per-slot state arrays, cache_generation and the one-cell-per-slot reply arrays (store_c8,
+ * store_c4, store_c2, store_c1, store_tail) take at most one access per packet: one read, one
+ * write or one read-then-write of a cell, the shape a hardware stateful ALU can execute. The
+ * wider reply arrays do not: a hit reads, and a fill writes, all 2^k / 8 cells of a chunk in one
+ * packet (READ_WORD / WRITE_WORD at base + I: up to 32 cells of store_c256). BMv2 and softnic
+ * allow that; a hardware target (Tofino) accesses each array once per packet and would need one
+ * register array per word position (docs/deployment.md, docs/dataplane.md "Resources").
  */
 
 #define READ_WORD(C, I) store_##C.read(hdr.C.w##I, base + I);
