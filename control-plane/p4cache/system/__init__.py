@@ -30,7 +30,17 @@ the switch's interfaces ``s1-eth<port>``, the management veths ``p4cmgmt<n>`` (1
 from a crash or Ctrl-C of an earlier ``up``.
 """
 
+from typing import Any
+
 from p4cache.system.state import HostState, NotUp, ProcState, RunState
-from p4cache.system.up import UpError, down, up
 
 __all__ = ["HostState", "NotUp", "ProcState", "RunState", "UpError", "down", "up"]
+
+
+def __getattr__(name: str) -> Any:
+    # up/down pull in Mininet and the compiler: imported on first use, so that `p4cache exec`
+    # and `p4cache status` start fast.
+    if name in ("UpError", "down", "up"):
+        from p4cache.system import up as up_mod
+        return getattr(up_mod, name)
+    raise AttributeError(name)

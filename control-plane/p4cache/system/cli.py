@@ -14,7 +14,6 @@ from rich.table import Table
 
 from p4cache.controller import status as status_mod
 from p4cache.system.state import NotUp, RunState, run_dir_of
-from p4cache.system.up import DEFAULT_TOPOLOGY, UpError, down, up
 from p4cache.topo import TopologyError
 
 err = Console(stderr=True)
@@ -47,6 +46,8 @@ def _procs_table(st: RunState) -> Table:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from p4cache.system.up import UpError, up
+
     def on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, on_term)
@@ -124,6 +125,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    from p4cache.system.up import down
+
     try:
         removed = down(args.run_dir)
     except OSError as e:
@@ -146,7 +149,8 @@ def parser() -> argparse.ArgumentParser:
     u = sub.add_parser("up", help="bring everything up (removing a previous run first)")
     u.add_argument("--target", choices=("softnic", "bmv2"), default="softnic",
                    help="the switch: softnic (default) or BMv2's simple_switch_grpc")
-    u.add_argument("--topo", default=None, help=f"topology file (default {DEFAULT_TOPOLOGY})")
+    u.add_argument("--topo", default=None,
+                   help="topology file (default: the project's topo/topology.json)")
     u.add_argument("--slots", type=int, default=None, help="cache slots the controller uses")
     u.set_defaults(fn=cmd_up)
     e = sub.add_parser("exec", help="run a command inside a host's namespace")

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from p4cache import program as p4program
 from p4cache.controller import status as status_mod
-from p4cache.controller.cli import DEFAULT_STATUS
 from p4cache.lab import lab as labmod
 from p4cache.lab import netns
 from p4cache.system import procs, teardown
@@ -34,6 +33,7 @@ DEFAULT_TOPOLOGY = p4program.ROOT / "topo" / "topology.json"
 MGMT_BASE = "10.251"
 TARGETS = {"softnic": ("softnic", None), "bmv2": ("p4c-bm2-ss", "simple_switch_grpc")}
 READY_TIMEOUT = 60.0
+DEFAULT_STATUS = "127.0.0.1:11214"   # p4cache-controller status's default --connect
 
 
 class UpError(RuntimeError):
