@@ -8,7 +8,7 @@ command per line on stdin, answering one JSON line on stdout:
   namespace, straight to memcached's TCP backend on 127.0.0.1, before any key is cached);
 - ``zipf``: open-loop UDP GETs of Zipf-distributed ranks at a fixed rate, every reply read through
   a raw socket and told apart by its UDP checksum (0: the switch's reply, see bench/gate.py),
-  counted in bins of send time; optionally the rank -> key mapping shifts at a given time;
+  counted in bins of send time; optionally the rank -> key mapping shifts at given times;
 - ``latency``: one GET at a time, round robin over named key classes (each with its own source
   address), the round trip of every request and who answered it.
 
@@ -128,7 +128,9 @@ def _op_zipf(cmd: dict) -> dict:
     n, bin_s, rate = cmd["n"], cmd["bin_s"], cmd["rate"]
     zipf = Zipf(n, cmd["skew"], cmd["seed"])
     keys = [b""] + [key_of(r) for r in range(1, n + 1)]
-    shift_at, shift = cmd.get("shift_at"), cmd.get("shift", 0)
+    # [[at_s, shift], ...] in time order: from at_s on, rank r is served by key r + shift
+    shifts = [(0.0, 0)] + [tuple(x) for x in cmd.get("shifts", [])]
+    cur = 0
     top = cmd.get("count_top", 0)
     rank_counts = [0] * (top + 1)
     nbins = int(cmd["duration"] / bin_s + 0.5)
@@ -150,7 +152,9 @@ def _op_zipf(cmd: dict) -> dict:
                 r = zipf.sample()
                 if r <= top:
                     rank_counts[r] += 1
-                k = r if shift_at is None or due < shift_at else shifted(r, n, shift)
+                while cur + 1 < len(shifts) and due >= shifts[cur + 1][0]:
+                    cur += 1
+                k = shifted(r, n, shifts[cur][1])
                 rid = seq & 0xFFFF
                 u.sendto(dp.get_request(rid, keys[k]), dest)
                 b = int(due / bin_s)

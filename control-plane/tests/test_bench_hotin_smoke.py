@@ -33,8 +33,9 @@ def test_hotin_quick(tmp_path: Path) -> None:
     (v,) = res["variants"]
     assert v["sent"] > 1000
     assert all(0.0 <= x <= 1.0 for x in v["shares"] if x is not None)
-    assert 0.0 < v["steady_share_before"] <= 1.0
-    assert v["share_last_3s"] > 0.0          # the new hot set is served
+    (c,) = v["changes"]
+    assert 0.0 < c["steady_share_before"] <= 1.0
+    assert c["share_last_3s_after"] > 0.0    # the new hot set is served
     assert v["controller"]["promotions"] > 0
     seen, counted = v["client_switch_replies"], v["switch_hit_counter_delta"]
     assert seen <= counted <= seen + 50, v
