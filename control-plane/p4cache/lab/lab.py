@@ -78,7 +78,7 @@ class ServerEntry:
 
 
 def switch_argv(grpc_addr: str, cpu_port: int, ports: dict[int, str],
-                program: str = "softnic", device_id: int = 0,
+                program: str = "softnic", device_id: int | None = None,
                 log_file: str | None = None) -> list[str]:
     """``softnic run`` (or ``simple_switch_grpc``, same flags) with no program, one
     ``-i PORT@IFACE`` per port; the controller pushes the pipeline over P4Runtime."""
@@ -88,7 +88,7 @@ def switch_argv(grpc_addr: str, cpu_port: int, ports: dict[int, str],
         argv = [program, "--no-p4"]
     for port, iface in sorted(ports.items()):
         argv += ["-i", f"{port}@{iface}"]
-    if device_id:
+    if device_id is not None:
         argv += ["--device-id", str(device_id)]
     if log_file is not None:
         argv += ["--log-file", log_file]
