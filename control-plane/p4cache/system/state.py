@@ -25,7 +25,7 @@ class NotUp(RuntimeError):
 
 
 def run_dir_of(run_dir: str | Path | None) -> Path:
-    return Path(run_dir or os.environ.get("P4CACHE_RUN_DIR") or DEFAULT_RUN_DIR)
+    return Path(run_dir or os.environ.get("P4CACHE_RUN_DIR") or DEFAULT_RUN_DIR).absolute()
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Leftovers by name (for a run whose state file is gone or incomplete): namespaces ``p4c-*``
 (with every process inside them), switch processes attached to ``s<N>-eth<M>`` interfaces,
-the controller started with this run directory's config, root links ``s<N>-eth<M>`` and
+controllers started by ``up`` (in any run directory), root links ``s<N>-eth<M>`` and
 ``p4cmgmt<N>``. The p4cache.lab's own names (``p4c<pid>...``) never match these.
 """
 
@@ -44,8 +44,18 @@ def _is_switch(argv: list[str]) -> bool:
         "@" in a and SWITCH_IFACE.fullmatch(a.split("@", 1)[1]) for a in argv)
 
 
-def _is_our_controller(argv: list[str], config: str) -> bool:
-    return "p4cache-controller" in {Path(a).name for a in argv[:2]} and config in argv
+def _is_system_controller(argv: list[str]) -> bool:
+    """A controller started by ``up`` (any run directory: one system per machine), known by its
+    config: ``<run dir>/controller.json`` next to ``lock`` and ``logs/`` (the namespace lab's
+    controllers have neither)."""
+    if "p4cache-controller" not in {Path(a).name for a in argv[:2]} or "--config" not in argv:
+        return False
+    i = argv.index("--config")
+    if i + 1 >= len(argv):
+        return False
+    config = Path(argv[i + 1])
+    return config.name == "controller.json" and (config.parent / "lock").exists() and \
+        (config.parent / "logs").is_dir()
 
 
 def _links() -> list[str]:
@@ -84,10 +94,10 @@ def remove(run_dir: str | Path | None = None) -> list[str]:
             if p.alive():
                 procs.kill_group(p.pid)
                 removed.append(f"{p.name} (pid {p.pid})")
-    config = str(d / "controller.json")
-    for pid in procs.find(lambda a: _is_switch(a) or _is_our_controller(a, config)):
+    for pid in procs.find(lambda a: _is_switch(a) or _is_system_controller(a)):
+        what = " ".join(Path(a).name for a in procs.cmdline(pid)[:2])
         _kill(pid)
-        removed.append(f"{' '.join(Path(a).name for a in procs.cmdline(pid)[:2])} (pid {pid})")
+        removed.append(f"{what} (pid {pid})")
     ours = set(st.namespaces) if st else set()
     for ns in netns.namespaces():
         if ns.startswith(NS_PREFIX) or ns in ours:
