@@ -95,8 +95,9 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
             "client_switch_replies": sum(b[1] for b in bins),
             "switch_hit_counter_delta": st["switch_counters"]["hit"] - h0,
             "max_send_lag_ms": r["max_send_lag_ms"],
-            "controller": {k: st.get(k) for k in ("promotions", "evictions", "rejected",
-                                                    "digests", "aborted", "refills")},
+            "controller": {k: st.get(k) for k in ("promotions", "promotions_started",
+                                                    "evictions", "rejected", "digests",
+                                                    "aborted", "refills")},
             "cached_keys": sum(1 for k in st.get("keys", []) if k.get("phase") == "filled"),
             "cached_ranks": cached_ranks(st),
             "loadavg": [round(x, 2) for x in os.getloadavg()]}

@@ -119,7 +119,8 @@ def run_variant(cl, s: Settings, size: int | None, first: bool) -> dict:  # noqa
             "switch_hit_counter_delta": st["switch_counters"]["hit"] - h0,
             "max_send_lag_ms": r["max_send_lag_ms"],
             "controller": {k: (st.get(k) or 0) - (st0.get(k) or 0)
-                           for k in ("promotions", "evictions", "rejected", "digests")},
+                           for k in ("promotions", "promotions_started", "evictions",
+                                     "rejected", "digests")},
             "loadavg": [round(x, 2) for x in os.getloadavg()]}
 
 

@@ -129,6 +129,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
                 raw = {c: {"rtt_us": [], "switch": [], "value_ok": []} for c in CLASSES}
                 timeouts = dict.fromkeys(CLASSES, 0)
                 chunk = max(1, s.rounds // 20)
+                blocks: list[dict] = []
                 for i in range(0, s.rounds, chunk):
                     r = cl.cw.ask({"op": "latency", "server": cl.server.ip, "seed": s.seed + i,
                                    "rounds": min(chunk, s.rounds - i), "timeout_s": 0.5,
@@ -137,6 +138,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
                         for f in raw[c]:
                             raw[c][f] += r["classes"][c][f]
                         timeouts[c] += r["timeouts"][c]
+                    blocks.append(block_p50s(r["classes"]))
                     progress.advance(task, min(chunk, s.rounds - i))
             time.sleep(1.3)   # the controller reads the switch's counters once an epoch
             st = cl.status()
@@ -148,10 +150,29 @@ def run_bench(s: Settings, workdir: Path) -> dict:
             cl.close()
     result["classes"] = summarize(raw, timeouts)
     result["samples_us"] = {c: raw[c]["rtt_us"] for c in CLASSES}
+    result["blocks"] = blocks_summary(blocks)
     result["target"] = target(result["classes"])
     result["duration_s"] = round(time.monotonic() - t_start, 1)
     result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     return result
+
+
+def block_p50s(classes: dict) -> dict:
+    """p50 of each class in one block of rounds, and hit p50 / miss p50 in it."""
+    p50 = {c: statistics.median(classes[c]["rtt_us"]) if classes[c]["rtt_us"] else None
+           for c in CLASSES}
+    ratio = p50["hit"] / p50["miss"] if p50["hit"] and p50["miss"] else None
+    return {"p50_us": p50, "hit_over_miss_p50": ratio}
+
+
+def blocks_summary(blocks: list[dict]) -> dict:
+    """The ratio in each block of rounds (the run is cut in 20): how stable it is."""
+    ratios = [b["hit_over_miss_p50"] for b in blocks if b["hit_over_miss_p50"] is not None]
+    return {"n": len(ratios),
+            "hit_over_miss_p50_median": round(statistics.median(ratios), 3) if ratios else None,
+            "hit_over_miss_p50_min": round(min(ratios), 3) if ratios else None,
+            "hit_over_miss_p50_max": round(max(ratios), 3) if ratios else None,
+            "per_block": blocks}
 
 
 def summarize(raw: dict, timeouts: dict) -> dict:
@@ -182,6 +203,10 @@ def print_summary(result: dict) -> None:
     for c, r in result["classes"].items():
         print(f"| {c} | {r['n']} | {r['p50_us']} | {r['p90_us']} | {r['p99_us']} | "
               f"{r['answered_by_switch']} | {r['answered_by_memcached']} | {r['timeouts']} |")
+    b = result["blocks"]
+    print(f"hit p50 / miss p50 in {b['n']} blocks of the run: median "
+          f"{b['hit_over_miss_p50_median']}, min {b['hit_over_miss_p50_min']}, max "
+          f"{b['hit_over_miss_p50_max']}")
     t = result["target"]
     print(f"target: hit p50 <= {t['hit_p50_over_miss_p50_max']} x miss p50: "
           f"{t['hit_over_miss_p50']} -> {'met' if t['met'] else 'NOT met'}")
@@ -227,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="p4cache-bench latency",
                                  description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: 600 rounds")
-    ap.add_argument("--rounds", type=int, help="GETs per class (default 10000)")
+    ap.add_argument("--rounds", type=int, help="GETs per class (default 30000)")
     ap.add_argument("--keys", type=int, default=10_000, help="keys loaded (default 10000)")
     ap.add_argument("--hot", type=int, default=16, help="cached keys (default 16)")
     ap.add_argument("--seed", type=int, default=1)
@@ -239,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         print("p4cache-bench latency: needs root (network namespaces)", file=sys.stderr)
         return 2
     s = Settings(keys=args.keys, hot=args.hot,
-                 rounds=args.rounds or (600 if args.quick else 10_000), seed=args.seed)
+                 rounds=args.rounds or (600 if args.quick else 30_000), seed=args.seed)
     from bench.cachelab import write_json
 
     result = run_bench(s, args.workdir)
