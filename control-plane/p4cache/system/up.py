@@ -231,6 +231,9 @@ def up(topo_path: str | Path | None = None, target: str = "softnic",
         compiler, _ = TARGETS[target]
         program = p4program.build(compiler=compiler)
         sw = topo.switches[0]
+        deadline = time.monotonic() + 5.0   # a switch just removed may still be exiting
+        while _listening(sw.grpc_addr) and time.monotonic() < deadline:
+            time.sleep(0.1)
         if _listening(sw.grpc_addr):
             raise UpError(f"something already listens on {sw.grpc_addr} (another switch?); stop "
                           f"it or change switches.{sw.name}.grpc_addr in {topo.source}")
