@@ -138,7 +138,9 @@ class _Up:
                 netns.run(["ip", "addr", "add", f"{MGMT_BASE}.{x}.1/24", "dev", h.mgmt_iface])
             h.mgmt_ip = f"{MGMT_BASE}.{x}.2"
             netns.run(["ip", "addr", "add", f"{h.mgmt_ip}/24", "dev", "mgmt0"], ns=h.ns)
-            h.agent_control = f"{h.mgmt_ip}:{self.topo.host(h.name).memcached.agent_control}"  # type: ignore[union-attr]
+            ports = self.topo.host(h.name).memcached
+            assert ports is not None
+            h.agent_control = f"{h.mgmt_ip}:{ports.agent_control}"
             netns.run(labmod.backend_guard_argv(h.backend_port), ns=h.ns)
             self.st.save()
 
