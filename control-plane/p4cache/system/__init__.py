@@ -30,6 +30,7 @@ the switch's interfaces ``s1-eth<port>``, the management veths ``p4cmgmt<n>`` (1
 from a crash or Ctrl-C of an earlier ``up``.
 """
 
+import importlib
 from typing import Any
 
 from p4cache.system.state import HostState, NotUp, ProcState, RunState
@@ -38,9 +39,10 @@ __all__ = ["HostState", "NotUp", "ProcState", "RunState", "UpError", "down", "up
 
 
 def __getattr__(name: str) -> Any:
-    # up/down pull in Mininet and the compiler: imported on first use, so that `p4cache exec`
-    # and `p4cache status` start fast.
+    # up/down pull in Mininet and the compiler: imported on first use (from
+    # p4cache.system.bringup), so that `p4cache exec` and `p4cache status` start fast.
     if name in ("UpError", "down", "up"):
-        from p4cache.system import up as up_mod
-        return getattr(up_mod, name)
-    raise AttributeError(name)
+        value = getattr(importlib.import_module("p4cache.system.bringup"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'p4cache.system' has no attribute {name!r}")

@@ -46,7 +46,7 @@ def _procs_table(st: RunState) -> Table:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from p4cache.system.up import UpError, up
+    from p4cache.system.bringup import UpError, up
 
     def on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -125,7 +125,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
-    from p4cache.system.up import down
+    from p4cache.system.bringup import down
 
     try:
         removed = down(args.run_dir)

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from p4cache import system as api
 from p4cache.lab import netns
 from p4cache.system import procs
-from p4cache.system.up import DEFAULT_TOPOLOGY
+from p4cache.system.bringup import DEFAULT_TOPOLOGY
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
@@ -162,6 +163,7 @@ def test_up_killed_midway_is_removed_by_the_next_up(tmp_path: Path) -> None:
         r = p4cache("up", "--topo", str(topo), run_dir=run_dir)
         assert r.returncode == 0, r.stderr
         assert "removed leftovers" in r.stderr
+        assert "10.0.0.101/24" in r.stdout and "memcached" in r.stdout  # the hosts' table
         assert not [pid for pid in left if procs.alive(pid)]
         st = p4cache("status", "--json", run_dir=run_dir)
         assert st.returncode == 0, st.stdout + st.stderr
@@ -176,13 +178,31 @@ def test_up_killed_midway_is_removed_by_the_next_up(tmp_path: Path) -> None:
 def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     tmp = tmp_path_factory.mktemp("system")
     run_dir = tmp / "run"
-    r = p4cache("up", "--topo", str(topology(tmp)), "--slots", "64", run_dir=run_dir)
     try:
-        assert r.returncode == 0, r.stderr
-        assert "10.0.0.101/24" in r.stdout and "memcached" in r.stdout
+        # the Python API (what `make run` uses); the command line's `up` is tested above
+        st = api.up(topo_path=topology(tmp), run_dir=run_dir, slots=64)
+        assert st.complete and [s.name for s in st.servers] == ["m1", "m2"]
         yield run_dir
     finally:
-        p4cache("down", run_dir=run_dir)
+        api.down(run_dir=run_dir)
+
+
+def test_python_api_reads_the_running_system(system: Path) -> None:
+    st = api.RunState.load(system)
+    assert [c.name for c in st.clients] == ["c1", "c2"]
+    m1 = st.servers[0]
+    assert (m1.ns, m1.ip, m1.mac, m1.role) == ("p4c-m1", "10.0.0.1", "02:00:00:00:00:01",
+                                                "memcached")
+    assert (m1.udp_port, m1.tcp_port, m1.backend_port) == (11211, 11211, 11212)
+    assert m1.memcached_addr == "10.0.0.1:11211"
+    assert st.exec_prefix("c1") == ["ip", "netns", "exec", "p4c-c1"]
+    r = subprocess.run([*st.exec_prefix("c1"), "ip", "-4", "-o", "addr"], capture_output=True,
+                       text=True, check=False)
+    assert "10.0.0.101/24" in r.stdout
+    assert st.controller_status()["switch"]["connected"]
+    assert (st.log_dir / "controller.log").exists()
+    with pytest.raises(api.NotUp):
+        api.RunState.load(system.parent / "elsewhere")
 
 
 def test_status_json_describes_the_system(system: Path) -> None:
