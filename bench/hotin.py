@@ -118,6 +118,7 @@ def run_variant(cl, s: Settings, size: int | None, first: bool) -> dict:  # noqa
             "client_switch_replies": sum(b[1] for b in bins),
             "switch_hit_counter_delta": st["switch_counters"]["hit"] - h0,
             "max_send_lag_ms": r["max_send_lag_ms"],
+            "promotion_latency_ms": st["latency"]["promotion"],
             "controller": {k: (st.get(k) or 0) - (st0.get(k) or 0)
                            for k in ("promotions", "promotions_started", "evictions",
                                      "rejected", "digests")},
@@ -222,7 +223,7 @@ def plot(result: dict, path: Path) -> Path | None:
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8, loc="upper right")
     ax.set_title(f"p4cache hot-set changes: {s['keys']} keys, zipf {s['skew']}, "
-                 f"{s['rate']:.0f} GETs/s - {plot_title(result)}", fontsize=9)
+                 f"{s['rate']:.0f} GETs/s\n{plot_title(result)}", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

@@ -239,8 +239,8 @@ def plot(result: dict, path: Path) -> Path | None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     t = result["target"]
-    ax.set_title(f"p4cache UDP GET latency, interleaved; hit/miss p50 = "
-                 f"{t['hit_over_miss_p50']} (target <= 0.5) - {plot_title(result)}", fontsize=9)
+    ax.set_title(f"p4cache UDP GET latency, interleaved; hit p50 / miss p50 = "
+                 f"{t['hit_over_miss_p50']} (target <= 0.5)\n{plot_title(result)}", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
