@@ -1,5 +1,6 @@
 # p4cache — top-level targets.
-#   make run    install what is missing, then run the main job on the default target (softnic)
+#   make run    install what is missing, then run the main job on the default target (softnic):
+#               p4cache up, a skewed memcached workload, what the switch did, coherence verdict
 #   make test   install what is missing, then run every test (the PTF suite, then pytest)
 #   make ptf    the PTF packet tests on veth pairs against TARGET (docs/ptf.md)
 #   make setup  only install (Debian packages via apt-get, Python virtualenv in .venv with pinned versions)
@@ -102,8 +103,11 @@ fuzz: venv
 	P4CACHE_FUZZ_N=$(N) P4CACHE_FUZZ_SEED=$(SEED) $(PY) -m pytest -q -s -p no:cacheprovider \
 	  ptf-tests/property/test_fuzz_datagrams.py
 
+# make run: p4cache up on TARGET (default topology topo/topology.json), a data set, a skewed
+# workload from both clients, the report, teardown. KEEP=1 leaves the system up (p4cache down).
+KEEP ?=
 run: setup
-	$(PY) -m softnic.demo --target $(TARGET)
+	$(VENV)/bin/p4cache run --target $(TARGET) $(if $(KEEP),--keep)
 
 clean:
 	rm -rf $(BUILD_DIR) .pytest_cache .ruff_cache

@@ -140,6 +140,27 @@ def cmd_down(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    """`make run`: up, a data set, a skewed workload from every client, the report, down."""
+    from pathlib import Path
+
+    from p4cache.demo.job import JobSpec
+    from p4cache.demo.main import run
+    from p4cache.system.bringup import UpError
+
+    spec = JobSpec(keys=args.keys, skew=args.skew, rate=args.rate, duration=args.duration)
+    try:
+        return run(target=args.target, topo=args.topo and Path(args.topo),
+                   run_dir=args.run_dir and Path(args.run_dir), out_dir=Path(args.out),
+                   spec=spec, slots=args.slots, keep=args.keep)
+    except UpError as e:
+        err.print(f"p4cache run: {e}", markup=False, highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("p4cache run: interrupted; everything was torn down")
+        return 130
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="p4cache", description="p4cache on Mininet: the switch, "
                                 "memcached with its host agent, and the controller")
@@ -162,7 +183,19 @@ def parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_status)
     d = sub.add_parser("down", help="remove everything (idempotent)")
     d.set_defaults(fn=cmd_down)
-    for sp in (u, e, s, d):
+    r = sub.add_parser("run", help="what `make run` does: up, a skewed workload, the report "
+                       "(switch share, server load, latencies, coherence verdict), down")
+    r.add_argument("--target", choices=("softnic", "bmv2"), default="softnic")
+    r.add_argument("--topo", default=None, help="topology file (default topo/topology.json)")
+    r.add_argument("--slots", type=int, default=None, help="cache slots the controller uses")
+    r.add_argument("--duration", type=float, default=30.0, help="seconds of workload")
+    r.add_argument("--rate", type=float, default=600.0, help="operations/s per client")
+    r.add_argument("--keys", type=int, default=2000, help="keys in the data set")
+    r.add_argument("--skew", type=float, default=0.99, help="Zipf exponent of key popularity")
+    r.add_argument("--out", default="build/run", help="where the report, plot and history go")
+    r.add_argument("--keep", action="store_true", help="leave the system up afterwards")
+    r.set_defaults(fn=cmd_run)
+    for sp in (u, e, s, d, r):
         sp.add_argument("--run-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return p
 
