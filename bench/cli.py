@@ -22,6 +22,12 @@ BENCHMARKS = {
                 "interleaved, from a client namespace on the lab"),
     "hotin": ("hotin", "switch hit share over time when the hot set changes: time until the "
               "new hot keys are served, on the lab"),
+    "loadbalance": ("loadbalance", "GETs/s of four rate-limited memcached servers under "
+                    "Zipf 0.99 with the switch cache and without it (NetCache), on the lab"),
+    "etc": ("etc", "Facebook ETC's write-heavy mix through the whole system: hit share, "
+            "latencies, invalidations, promotions and a linearizability verdict"),
+    "pps": ("pps", "softnic against BMv2 packets/s on the cache's program (BMv2 only if "
+            "simple_switch_grpc is on PATH)"),
 }
 
 

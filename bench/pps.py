@@ -1,0 +1,245 @@
+"""softnic against BMv2: packets per second of the cache's program on each.
+
+The program is ``p4src/v1model/p4cache.p4``; the workloads, the state (64 cached keys, one slot
+each, filled by OP_UPDATE packet-outs) and the measurement are ``bench/dataplane.py``'s, reused
+function by function: GET hits answered and misses forwarded per second, in-process (softnic's
+engine alone, no I/O) and through veth between two namespaces, open-loop rate steps then flat
+out; the headline per kind is the highest offered rate with < 1 % loss and >= 97 % delivered.
+
+BMv2 (``simple_switch_grpc``, compiled with ``p4c-bm2-ss``) is measured the same way through
+veth when both are on PATH; otherwise its side of the JSON is ``{"skipped": ...}`` and only
+softnic runs. BMv2 has no in-process mode.
+
+Run: ``p4cache-bench pps`` (root: network namespaces); ``--quick`` for a smoke run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bench.common import Agent, agent_argv, free_port, machine_info, median, softnic_run
+
+RESULTS = Path(__file__).resolve().parent / "results" / "pps.json"
+BMV2_TOOLS = ("simple_switch_grpc", "p4c-bm2-ss")
+DEFAULT_RATES = [5_000, 10_000, 15_000, 20_000, 25_000, 30_000]
+QUICK_RATES = [5_000, 20_000]
+
+
+def bmv2_missing() -> list[str]:
+    return [t for t in BMV2_TOOLS if shutil.which(t) is None]
+
+
+@contextlib.contextmanager
+def bmv2_run(topo, cpu_port: int) -> Iterator[str]:  # noqa: ANN001 - a softnic.netns.Topology
+    """``simple_switch_grpc --no-p4`` on ``topo``'s ports, logging off; yields its address."""
+    grpc_addr = f"127.0.0.1:{free_port()}"
+    sw = subprocess.Popen(["simple_switch_grpc", "--no-p4", *topo.interface_args(),
+                           "--log-level", "off", "--", "--grpc-server-addr", grpc_addr,
+                           "--cpu-port", str(cpu_port)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        host, port = grpc_addr.rsplit(":", 1)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection((host, int(port)), 0.5).close()
+                break
+            except OSError:
+                if sw.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("simple_switch_grpc did not start: "
+                                       f"{sw.stderr.read() if sw.stderr else ''}") from None
+                time.sleep(0.1)
+        yield grpc_addr
+    finally:
+        sw.terminate()
+        try:
+            sw.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            sw.kill()
+
+
+@contextlib.contextmanager
+def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]]:  # noqa: ANN001
+    """client - switch - server on veth, the cache filled; like dataplane.veth_rig for either
+    switch."""
+    from bench import dataplane as dpb
+    from p4cache import dataplane as dp
+    from softnic.netns import Topology
+
+    with Topology(2, switch_in_root=True) as topo:
+        run = (softnic_run(topo, ["--cpu-port", str(dpb.CPU_PORT)]) if target == "softnic"
+               else bmv2_run(topo, dpb.CPU_PORT))
+        with run as grpc_addr:
+            client, server = topo.hosts
+            agents: list[Agent] = []
+            try:
+                dpb._install(grpc_addr, prog, wls)
+                agents.append(Agent(agent_argv(client, "send", client.ifname)))
+                agents.append(Agent(agent_argv(client, "recv", client.ifname,
+                                               str(dpb.CLIENT["udp"]))))
+                agents.append(Agent(agent_argv(server, "recv", server.ifname,
+                                               str(dp.MEMCACHED_PORT))))
+                yield agents[0], {"hit": agents[1], "miss": agents[2]}
+            finally:
+                for a in agents:
+                    a.close()
+
+
+def veth_sweeps(target: str, prog, wls: list, s: Settings) -> dict[str, dict[str, dict]]:  # noqa: ANN001
+    """Every rate step plus saturation per workload and kind on ``target``; medians."""
+    from bench import dataplane as dpb
+    from bench.common import summarize_sweeps
+
+    runs: dict[tuple[str, str], list[list[dict]]] = {(w.name, k): [] for w in wls
+                                                     for k in ("hit", "miss")}
+    with rig(target, prog, wls) as (sender, receivers):
+        step = 0
+        for _ in range(s.repeats):
+            for w in wls:
+                for kind in ("hit", "miss"):
+                    sender.write({"templates": [f.hex() for f in w.frames(kind)]})
+                    sender.read()
+                    ttl = 64 if kind == "hit" else dpb.REQUEST_TTL
+                    sweep = []
+                    for rate in [*s.rates, 0]:
+                        step += 1
+                        sweep.append(dpb.veth_step(sender, receivers[kind], step, rate, s.count,
+                                                   w.answer_len(kind), ttl))
+                    runs[(w.name, kind)].append(sweep)
+                    sat = sweep[-1]
+                    print(f"  {target} {w.name} {kind:4s}: saturated {sat['delivered_pps']:.0f}/s,"
+                          f" {sat['loss']:.1%} lost", file=sys.stderr, flush=True)
+    out: dict[str, dict[str, dict]] = {}
+    for (name, kind), r in runs.items():
+        out.setdefault(name, {})[kind] = summarize_sweeps(s.rates, r, "as_expected")
+    return out
+
+
+@dataclass
+class Settings:
+    repeats: int
+    count: int                # requests per veth step
+    rates: list[int]
+    inproc_seconds: float
+    inproc_repeats: int
+    key_lens: list[int]
+    reply_lens: list[int]
+
+
+def inprocess(prog, wls: list, s: Settings) -> dict:  # noqa: ANN001
+    from bench import dataplane as dpb
+
+    sw = dpb.inprocess_switch(prog.json_path, wls)
+    runs: dict[tuple[str, str], list[dict]] = {}
+    for _ in range(s.inproc_repeats):      # each repeat goes round every workload and kind, so a
+        for w in wls:                      # busy moment of the shared machine hits one repeat
+            for kind in ("hit", "miss"):
+                runs.setdefault((w.name, kind), []).append(
+                    dpb.inprocess_pps(sw, w.frames(kind), s.inproc_seconds, 5_000_000))
+    out: dict = {}
+    for (name, kind), r in runs.items():
+        out.setdefault(name, {})[kind] = {"median_pps": median(r), "runs": r}
+    return out
+
+
+def headline(v: dict) -> dict:
+    """Per workload and kind: max rate with < 1 % loss and the saturated delivered rate."""
+    return {name: {kind: {"max_rate_under_1pct_loss_pps": x["max_rate_under_1pct_loss_pps"],
+                          "saturated_delivered_pps": x["saturated_delivered_pps"]}
+                   for kind, x in kinds.items()} for name, kinds in v.items()}
+
+
+def run_bench(s: Settings) -> dict:
+    from rich.console import Console
+
+    from bench import dataplane as dpb
+    from p4cache.program import build
+
+    console = Console(stderr=True)
+    t0 = time.monotonic()
+    wls = dpb.workloads(s.key_lens, s.reply_lens)
+    result: dict = {"machine": machine_info(), "settings": asdict(s),
+                    "program": "p4src/v1model/p4cache.p4",
+                    "workloads": {w.name: {"key_bytes": w.key_len, "reply_bytes": w.reply_len}
+                                  for w in wls}}
+    prog = build()
+    with console.status("softnic in-process"):
+        result["softnic"] = {"inprocess": inprocess(prog, wls, s)}
+    with console.status("softnic through veth"):
+        result["softnic"]["veth"] = veth_sweeps("softnic", prog, wls, s)
+    result["softnic"]["headline"] = headline(result["softnic"]["veth"])
+    missing = bmv2_missing()
+    if missing:
+        result["bmv2"] = {"skipped": f"{', '.join(missing)} not on PATH (BMv2 is not "
+                                     "installable on this machine); only softnic measured"}
+    else:
+        with console.status("BMv2 through veth"):
+            bprog = build(compiler="p4c-bm2-ss")
+            result["bmv2"] = {"veth": veth_sweeps("simple_switch_grpc", bprog, wls, s)}
+            result["bmv2"]["headline"] = headline(result["bmv2"]["veth"])
+    result["duration_s"] = round(time.monotonic() - t0, 1)
+    result["machine"]["loadavg_at_end"] = list(os.getloadavg())
+    return result
+
+
+def markdown_table(result: dict) -> str:
+    lines = ["| workload | kind | softnic in-process /s | softnic veth max < 1 % loss /s "
+             "| softnic veth saturated /s | BMv2 veth max < 1 % loss /s | BMv2 saturated /s |",
+             "|---|---|---|---|---|---|---|"]
+    b = result["bmv2"].get("headline")
+    for name, kinds in result["softnic"]["headline"].items():
+        for kind, h in kinds.items():
+            ip = result["softnic"]["inprocess"][name][kind]["median_pps"]
+            bh = b[name][kind] if b else None
+            lines.append(f"| {name} | {kind} | {ip:.0f} | {h['max_rate_under_1pct_loss_pps']} "
+                         f"| {h['saturated_delivered_pps']:.0f} "
+                         f"| {bh['max_rate_under_1pct_loss_pps'] if bh else 'skipped'} "
+                         f"| {bh['saturated_delivered_pps'] if bh else 'skipped'} |")
+    return "\n".join(lines)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="p4cache-bench pps", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: one workload, two steps of 1000 requests, one repeat")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--count", type=int, help="requests per veth step (default 10000)")
+    ap.add_argument("--rates", type=_ints, help="offered rates per step, comma-separated")
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    if os.geteuid() != 0:
+        print("p4cache-bench pps: needs root (network namespaces)", file=sys.stderr)
+        return 2
+    q = args.quick
+    s = Settings(repeats=1 if q else args.repeats, count=args.count or (1000 if q else 10_000),
+                 rates=args.rates or (QUICK_RATES if q else DEFAULT_RATES),
+                 inproc_seconds=0.3 if q else 1.0, inproc_repeats=1 if q else 5,
+                 key_lens=[16],
+                 reply_lens=[100] if q else [100, 500])
+    result = run_bench(s)
+    print(markdown_table(result))
+    if "skipped" in result["bmv2"]:
+        print(f"BMv2: skipped ({result['bmv2']['skipped']})")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""``p4cache-bench etc --quick`` runs ETC's mix through the whole system and its history passes
+the linearizability checker.
+
+Real softnic, memcached (two servers), agents and controller in network namespaces (root
+only); about 20 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bench import cli
+from bench.etc import LAT_KINDS, _value
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+
+
+def test_values_are_unique_and_sized() -> None:
+    assert _value(3, 17, 40) == b"3.17." + b"x" * 35
+    assert _value(3, 17, 2) == b"3.17"          # never shorter than its unique tag
+    assert _value(1, 1, 10) != _value(1, 2, 10)
+
+
+def test_etc_quick(tmp_path: Path) -> None:
+    out = tmp_path / "etc.json"
+    png = tmp_path / "etc.png"
+    assert cli.main(["etc", "--quick", "--out", str(out), "--plot", str(png),
+                     "--workdir", str(tmp_path / "work")]) == 0
+    res = json.loads(out.read_text())
+    assert len(res["machine"]["loadavg_at_end"]) == 3
+    w = res["workload"]
+    c = w["counts"]
+    assert w["operations"] > 1000, w
+    # ETC's mix: mostly GETs, a quarter DELETEs, few SETs
+    total = c["get"] + c["set"] + c["delete"]
+    assert 0.6 < c["get"] / total < 0.85 and 0.15 < c["delete"] / total < 0.33, c
+    assert c["fill"] > 0 and c["get_unknown"] < 0.02 * c["get"], c
+    assert 0 < w["hit_share"] < 1, w
+    for k in LAT_KINDS:
+        x = w["latency_us"][k]
+        assert x["n"] > 0 and 0 < x["p50_us"] <= x["p99_us"], (k, x)
+    sy = res["system"]
+    assert sy["controller"]["promotions"] > 0, sy
+    assert sy["agents"].get("invalidate_sent", 0) > 0, sy
+    # the switch's hit counter saw at least the hits the clients classified as the switch's
+    assert sy["switch_counters"]["hit"] >= c["switch_replies"] > 0, (sy, c)
+    co = res["coherence"]
+    assert co["linearizable"] is True, co
+    assert co["operations"] == w["operations"] and not co["timed_out"], co
+    assert png.stat().st_size > 0
