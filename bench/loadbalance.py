@@ -292,24 +292,25 @@ def expected(s: Settings, servers: list[str]) -> dict:
 
 
 def bring_up(lab, s: Settings, console) -> list:  # noqa: ANN001
-    """Agents, controller, rate limits, keys stored; returns the two workers."""
-    from bench.syslab import install_limit, start_worker, wait_ready
+    """Agents, controller, keys stored through the gates, rate limits; returns the workers."""
+    from bench.syslab import ask_all, install_limit, start_worker, wait_ready
+    from p4cache.lab.lab import MEMCACHED_UDP
 
     for i in range(len(lab.servers)):
         lab.start_agent(i)
     lab.start_controller()
     wait_ready(lab)
     workers = [start_worker(h, "bench.loadbalance") for h in lab.clients]
-    servers = [h.ip for h in lab.servers]
-    from bench.syslab import ask_all
-
-    pop = ask_all(workers[:1], [{"op": "populate", "keys": s.keys, "skew": s.skew,
-                                 "servers": servers}])[0]
-    if pop["failed"]:
-        raise RuntimeError(f"populate: {pop}")
+    try:
+        pop = ask_all(workers[:1], [{"op": "populate", "keys": s.keys, "skew": s.skew,
+                                     "servers": [h.ip for h in lab.servers]}])[0]
+        if pop["failed"]:
+            raise RuntimeError(f"populate: {pop}")
+    except BaseException:
+        for w in workers:
+            w.close()
+        raise
     console.print(f"stored {pop['stored']} keys through the gates")
-    from p4cache.lab.lab import MEMCACHED_UDP
-
     install_limit(lab, s.limit_pps, s.burst, MEMCACHED_UDP)
     return workers
 

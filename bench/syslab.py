@@ -74,10 +74,8 @@ def wait_ready(lab, timeout: float = 40.0) -> None:  # noqa: ANN001 - a Lab
         except (OSError, KeyError, ValueError, RuntimeError):
             pass
         time.sleep(0.2)
-    sw = lab._procs.get("switch")
-    raise RuntimeError(f"controller or agents not ready (switch exit code "
-                       f"{sw.popen.poll() if sw else 'not started'}):\n"
-                       + lab.log("controller")[-3000:])
+    raise RuntimeError(f"controller or agents not ready (switch running: "
+                       f"{lab.running('switch')}):\n" + lab.log("controller")[-3000:])
 
 
 def other_labs(tag: str) -> list[str]:
