@@ -1,5 +1,7 @@
-"""What ``hitshare``, ``latency`` and ``hotin`` share: the lab with a BMC-style key space loaded
-into memcached, a traffic worker inside a namespace, and the controller's status.
+"""What the whole-system benchmarks (hitshare, latency, hotin, loadbalance, etc, gate) share:
+the lab with a BMC-style key space loaded into memcached, JSON-lines workers inside namespaces,
+the controller's and the agents' status, the servers' nftables rate limit and its counters, and
+latency summaries.
 
 The worker (``python -m bench.cachelab --worker``) runs inside a namespace and takes one JSON
 command per line on stdin, answering one JSON line on stdout:
@@ -18,21 +20,46 @@ Keys and values follow BMC's setting (p4cache.workload.generator, pool "bmc"): r
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
+import math
 import random
 import select
 import socket
+import statistics
 import struct
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 VALUE_LEN = 32
 KEY_LEN = 16
+NFT_TABLE = "p4bench"
+
+
+def pct(xs: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (0 for an empty list)."""
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    return s[max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))]
+
+
+STATS: dict[str, Callable[[Sequence[float]], float]] = {
+    "p50": statistics.median, "p90": lambda xs: pct(xs, 90), "p99": lambda xs: pct(xs, 99),
+    "p999": lambda xs: pct(xs, 99.9), "max": max, "min": min, "mean": statistics.fmean}
+
+
+def summary(xs: Sequence[float], unit: str, nd: int = 1,
+            stats: Sequence[str] = ("p50", "p90", "p99", "max", "mean")) -> dict:
+    """n and ``stats`` (names in ``STATS``) of ``xs``, rounded to ``nd`` digits, with ``unit``
+    in the field names."""
+    if not xs:
+        return {"n": 0}
+    return {"n": len(xs), **{f"{k}_{unit}": round(STATS[k](xs), nd) for k in stats}}
 
 
 def key_of(rank: int) -> bytes:
@@ -250,12 +277,13 @@ OPS: dict[str, Callable[[dict], dict]] = {"load": _op_load, "zipf": _op_zipf,
                                           "latency": _op_latency}
 
 
-def worker_main() -> int:
+def serve_worker(ops: dict[str, Callable[[dict], dict]]) -> int:
+    """The worker's side: ready, then one JSON answer per JSON command on stdin, by its "op"."""
     print(json.dumps({"ready": True}), flush=True)
     for line in sys.stdin:
-        cmd = json.loads(line)
         try:
-            op = OPS.get(cmd["op"])
+            cmd = json.loads(line)
+            op = ops.get(cmd["op"])
             out = op(cmd) if op else {"error": f"unknown op {cmd['op']!r}"}
         except Exception as e:  # noqa: BLE001 - reported to the driver, which raises
             out = {"error": repr(e)}
@@ -267,24 +295,24 @@ def worker_main() -> int:
 
 @dataclass
 class Worker:
-    """A worker process inside a namespace."""
+    """A worker process (``python -m <module> --worker``) inside a namespace."""
 
     proc: Any
 
     @classmethod
-    def start(cls, ns: str) -> Worker:
+    def start(cls, ns: str, module: str = "bench.cachelab") -> Worker:
         from bench.common import Agent
         from p4cache.lab import netns
 
-        return cls(Agent([*netns.exec_prefix(ns), sys.executable, "-m", "bench.cachelab",
-                          "--worker"]))
+        return cls(Agent([*netns.exec_prefix(ns), sys.executable, "-m", module, "--worker"]))
 
     def send(self, cmd: dict) -> None:
         self.proc.write(cmd)
 
-    def recv(self) -> dict:
+    def recv(self, check: bool = True) -> dict:
+        """The next answer; an error answer raises unless not ``check``."""
         out = self.proc.read()
-        if "error" in out:
+        if check and "error" in out:
             raise RuntimeError(f"worker: {out['error']}")
         return out
 
@@ -294,6 +322,102 @@ class Worker:
 
     def close(self) -> None:
         self.proc.close()
+
+
+def start_workers(hosts: Sequence, module: str) -> list[Worker]:
+    """One ``module`` worker in each host's namespace (those started are closed on failure)."""
+    workers: list[Worker] = []
+    try:
+        for h in hosts:
+            workers.append(Worker.start(h.ns, module))
+    except BaseException:
+        close_all(workers)
+        raise
+    return workers
+
+
+def close_all(workers: Sequence[Worker]) -> None:
+    for w in workers:
+        w.close()
+
+
+def ask_all(workers: Sequence[Worker], cmds: Sequence[dict]) -> list[dict]:
+    """Send one command to each worker (they run at once), then collect the answers."""
+    for w, c in zip(workers, cmds, strict=True):
+        w.send(c)
+    out = [w.recv(check=False) for w in workers]
+    for o in out:
+        if "error" in o:
+            raise RuntimeError(f"worker: {o['error']}")
+    return out
+
+
+# ----------------------------------------------------------------------------- lab status
+
+def controller_status(lab) -> dict:  # noqa: ANN001 - a Lab
+    from p4cache.controller.status import fetch
+
+    return fetch(f"127.0.0.1:{lab.status_port}")
+
+
+def agent_status(host) -> dict:  # noqa: ANN001 - a lab Host (a server)
+    """The host agent's status over its control channel."""
+    h, port = host.agent_control.rsplit(":", 1)
+    with socket.create_connection((h, int(port)), timeout=5.0) as s:
+        s.sendall(b'{"id":1,"op":"status"}\n')
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    rep = json.loads(buf)
+    if not rep.get("ok"):
+        raise RuntimeError(f"agent status: {rep}")
+    return rep["status"]
+
+
+def wait_ready(lab, timeout: float = 40.0, watch: bool = True) -> None:  # noqa: ANN001 - a Lab
+    """Until the controller has the switch, its pipeline and every agent up, and (``watch``)
+    there are agents and each one's server knows its watch set."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            st = controller_status(lab)
+            if (st["switch"]["connected"] and st["switch"]["pipeline_pushed"]
+                    and all(a["up"] for a in st["agents"])
+                    and (not watch or (st["agents"] and all(
+                        agent_status(h)["watch"]["known"] for h in lab.servers)))):
+                return
+        except (OSError, KeyError, ValueError, RuntimeError):
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"controller or agents not ready (switch running: "
+                       f"{lab.running('switch')}):\n" + lab.log("controller")[-3000:])
+
+
+def start_system(lab, timeout: float = 40.0) -> None:  # noqa: ANN001 - a Lab
+    """Every server's agent, then the controller; returns once ``wait_ready``."""
+    for i in range(len(lab.servers)):
+        lab.start_agent(i)
+    lab.start_controller()
+    wait_ready(lab, timeout)
+
+
+def other_labs(tag: str) -> list[str]:
+    """Namespaces of other p4cache labs on the machine (they share CPUs and management nets)."""
+    from p4cache.lab import netns
+
+    return sorted(n for n in netns.namespaces()
+                  if n.startswith(netns.PREFIX) and not n.startswith(tag + "-"))
+
+
+def warn_other_labs(tag: str, console) -> list[str]:  # noqa: ANN001 - a rich Console
+    """``other_labs``, with a warning on ``console`` when there are any."""
+    others = other_labs(tag)
+    if others:
+        console.print(f"[yellow]warning: other labs are up: {', '.join(others)}")
+    return others
 
 
 class CacheLab:
@@ -344,64 +468,69 @@ class CacheLab:
         return round(time.monotonic() - t0, 2)
 
     def status(self) -> dict:
-        from p4cache.controller.status import fetch
-
-        return fetch(f"127.0.0.1:{self.lab.status_port}")
+        return controller_status(self.lab)
 
     def wait_ready(self, timeout: float = 40.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                st = self.status()
-                if (st["switch"]["connected"] and st["switch"]["pipeline_pushed"]
-                        and all(a["up"] for a in st["agents"])):
-                    return
-            except (OSError, KeyError, ValueError):
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("controller not ready:\n" + self.lab.log("controller")[-3000:])
+        wait_ready(self.lab, timeout, watch=False)
 
     def hits(self) -> int:
         return int(self.status()["switch_counters"]["hit"])
 
 
-def other_labs(tag: str) -> list[str]:
+@contextlib.contextmanager
+def cache_lab(workdir: Path, n_keys: int, console) -> Iterator[tuple[CacheLab, list[str]]]:  # noqa: ANN001
+    """A one-server, one-client lab with ranks 1..``n_keys`` loaded (see ``CacheLab``); yields it
+    and the other labs that were up (warned about on ``console``)."""
+    from p4cache.lab import Lab, LabSpec
+
+    with Lab(LabSpec(servers=1, clients=1), workdir) as lab:
+        others = warn_other_labs(lab.tag, console)
+        cl = CacheLab(lab, n_keys)
+        try:
+            yield cl, others
+        finally:
+            cl.close()
+
+
+# ----------------------------------------------------------------------------- rate limit
+
+def limit_ruleset(rate: int, burst: int, port: int) -> str:
+    """nft: UDP to memcached's port above ``rate`` packets/s (``burst`` packets of credit) is
+    dropped at the server's input hook; the first rule counts drops, the second what passed."""
+    return (f"add table inet {NFT_TABLE}; "
+            f"add chain inet {NFT_TABLE} input {{ type filter hook input priority -10; }}; "
+            f"add rule inet {NFT_TABLE} input udp dport {port} "
+            f"limit rate over {rate}/second burst {burst} packets counter drop; "
+            f"add rule inet {NFT_TABLE} input udp dport {port} counter accept")
+
+
+def install_limit(lab, rate: int, burst: int, port: int) -> None:  # noqa: ANN001 - a Lab
     from p4cache.lab import netns
 
-    return sorted(n for n in netns.namespaces()
-                  if n.startswith(netns.PREFIX) and not n.startswith(tag + "-"))
+    for h in lab.servers:
+        netns.run(["nft", limit_ruleset(rate, burst, port)], ns=h.ns)
 
 
-def progress_bar(console):  # noqa: ANN001, ANN201 - rich objects
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
+def limit_counters(lab) -> dict[str, dict[str, int]]:  # noqa: ANN001 - a Lab
+    """Per server address: UDP GET packets dropped by the limit and passed to memcached."""
+    from p4cache.lab import netns
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console)
-
-
-def loadavg() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
+    out = {}
+    for h in lab.servers:
+        js = json.loads(netns.run(["nft", "-j", "list", "table", "inet", NFT_TABLE], ns=h.ns))
+        counts = [e["counter"]["packets"] for item in js["nftables"] if "rule" in item
+                  for e in item["rule"]["expr"] if "counter" in e]
+        out[h.ip] = {"dropped": counts[0], "passed": counts[1]}
+    return out
 
 
-def write_json(path: Path, result: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
-
-
-def plot_title(result: dict) -> str:
-    m = result["machine"]
-    return (f"{m['cpus']} CPUs (shared VM), load {m['loadavg_at_start'][0]:.1f}, commit "
-            f"{m['git_commit']}" + (" + local changes" if m.get("git_modified_files") else ""))
+def counter_delta(after: dict[str, dict[str, int]], before: dict[str, dict[str, int]]
+                  ) -> dict[str, dict[str, int]]:
+    return {ip: {k: after[ip][k] - before[ip][k] for k in after[ip]} for ip in after}
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--worker"]:
-        sys.exit(worker_main())
+        sys.exit(serve_worker(OPS))
     print("usage: python -m bench.cachelab --worker", file=sys.stderr)
     sys.exit(2)

@@ -106,11 +106,7 @@ def softnic_run(topo, extra: Sequence[str] = ()) -> Iterator[str]:  # noqa: ANN0
             raise RuntimeError(f"softnic run did not start: {line}{sw.stderr.read()}")
         yield grpc_addr
     finally:
-        sw.terminate()
-        try:
-            sw.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            sw.kill()
+        stop_process(sw)
 
 
 def step_rates(sender: dict, receiver: dict) -> dict:
@@ -155,3 +151,87 @@ def summarize_sweeps(rates: list[int], runs: list[list[dict]], check: str) -> di
         "saturated_delivered_pps": steps[-1]["delivered_pps"],
         "saturated_loss": steps[-1]["loss"],
         "steps": steps, "runs": runs}
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
+    """Terminate ``proc``; killed if it has not exited after ``timeout`` seconds."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+# ----------------------------------------------------------------------------- reporting
+
+def needs_root(name: str) -> bool:
+    """True when not root, after saying so: the benchmark needs network namespaces."""
+    if os.geteuid() == 0:
+        return False
+    print(f"p4cache-bench {name}: needs root (network namespaces)", file=sys.stderr)
+    return True
+
+
+def pyplot():  # noqa: ANN201 - matplotlib.pyplot, or None
+    """matplotlib's pyplot on the Agg backend, or None when matplotlib is missing."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def save_figure(fig, path: Path) -> Path:  # noqa: ANN001 - a matplotlib Figure
+    """``fig`` laid out and written to ``path`` (100 dpi), then closed."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def write_json(path: Path, result: dict, indent: int = 1) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=indent) + "\n")
+
+
+def write_results(result: dict, out: Path, indent: int = 1) -> None:
+    """The results written to ``out`` and where, with the run's duration."""
+    write_json(out, result, indent)
+    print(f"results: {out} ({result['duration_s']:.0f} s)")
+
+
+def report(result: dict, out: Path, plot_path: Path, print_summary, plot) -> None:  # noqa: ANN001
+    """Summary printed, results written, plot drawn (``plot`` returns its path or None)."""
+    print_summary(result)
+    write_results(result, out)
+    if (p := plot(result, plot_path)) is not None:
+        print(f"plot: {p}")
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def progress_bar(console):  # noqa: ANN001, ANN201 - rich objects
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console)
+
+
+def plot_title(result: dict) -> str:
+    m = result["machine"]
+    return (f"{m['cpus']} CPUs (shared VM), load {m['loadavg_at_start'][0]:.1f}, commit "
+            f"{m['git_commit']}" + (" + local changes" if m.get("git_modified_files") else ""))

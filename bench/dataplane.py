@@ -56,9 +56,12 @@ from bench.common import (
     agent_argv,
     machine_info,
     median,
+    pyplot,
+    save_figure,
     softnic_run,
     step_rates,
     summarize_sweeps,
+    write_results,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results" / "dataplane.json"
@@ -320,23 +323,32 @@ def _install(grpc_addr: str, prog, wls: list[Workload]) -> int:  # noqa: ANN001 
 @contextlib.contextmanager
 def veth_rig(prog, wls: list[Workload]):  # noqa: ANN001, ANN201 - yields (sender, receivers)
     """client - softnic run - server, the cache filled; sender and both receivers running."""
-    from p4cache import dataplane as dp
     from softnic.netns import Topology
 
     with (Topology(2, switch_in_root=True) as topo,
-          softnic_run(topo, ["--cpu-port", str(CPU_PORT)]) as grpc_addr):
-        client, server = topo.hosts
-        agents: list[Agent] = []
-        try:
-            _install(grpc_addr, prog, wls)
-            agents.append(Agent(agent_argv(client, "send", client.ifname)))
-            agents.append(Agent(agent_argv(client, "recv", client.ifname, str(CLIENT["udp"]))))
-            agents.append(Agent(agent_argv(server, "recv", server.ifname,
-                                           str(dp.MEMCACHED_PORT))))
-            yield agents[0], {"hit": agents[1], "miss": agents[2]}
-        finally:
-            for a in agents:
-                a.close()
+          softnic_run(topo, ["--cpu-port", str(CPU_PORT)]) as grpc_addr,
+          rig_agents(topo, grpc_addr, prog, wls) as agents):
+        yield agents
+
+
+@contextlib.contextmanager
+def rig_agents(topo, grpc_addr: str, prog, wls: list[Workload]):  # noqa: ANN001, ANN201
+    """The cache filled through ``grpc_addr``, then the client's sender and the receivers of
+    hits (client) and misses (server) on ``topo``; yields (sender, {"hit": .., "miss": ..})."""
+    from p4cache import dataplane as dp
+
+    client, server = topo.hosts
+    agents: list[Agent] = []
+    try:
+        _install(grpc_addr, prog, wls)
+        agents.append(Agent(agent_argv(client, "send", client.ifname)))
+        agents.append(Agent(agent_argv(client, "recv", client.ifname, str(CLIENT["udp"]))))
+        agents.append(Agent(agent_argv(server, "recv", server.ifname,
+                                       str(dp.MEMCACHED_PORT))))
+        yield agents[0], {"hit": agents[1], "miss": agents[2]}
+    finally:
+        for a in agents:
+            a.close()
 
 
 def veth_step(sender: Agent, receiver: Agent, step: int, rate: float, count: int,
@@ -516,12 +528,7 @@ def print_summary(result: dict) -> None:
 
 def plot(result: dict, path: Path) -> bool:
     """Grouped bars: in-process and veth, hits and misses per workload."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if (plt := pyplot()) is None:
         return False
     res = result["results"]
     names = list(res)
@@ -575,10 +582,7 @@ def plot(result: dict, path: Path) -> bool:
     fig.suptitle(f"p4cache data plane on softnic - {m['cpus']} CPUs, Python {m['python']}, "
                  f"commit {m['git_commit']}"
                  + (" + local changes" if m.get("git_modified_files") else ""), fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return True
 
 
@@ -621,9 +625,7 @@ def main(argv: list[str] | None = None) -> int:
         modes = [m for m in modes if m != "veth"]
     result = run_bench(settings, modes)
     print_summary(result)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
+    write_results(result, args.out, indent=2)
     if plot(result, args.plot):
         print(f"plot: {args.plot}")
     else:

@@ -27,7 +27,6 @@ Run: ``p4cache-bench etc`` (root: network namespaces); ``--quick`` for a smoke r
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import select
 import socket
@@ -37,7 +36,18 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import ROOT, machine_info
+from bench.cachelab import (
+    agent_status,
+    ask_all,
+    close_all,
+    controller_status,
+    other_labs,
+    serve_worker,
+    start_system,
+    start_workers,
+    summary,
+)
+from bench.common import ROOT, machine_info, needs_root, pyplot, report, save_figure
 
 RESULTS = Path(__file__).resolve().parent / "results" / "etc.json"
 PLOT = ROOT / "docs" / "bench_etc.png"
@@ -224,14 +234,7 @@ def _op_run(cmd: dict) -> dict:
 
 
 def worker_main() -> int:
-    from bench.syslab import serve_worker
-
-    def handle(cmd: dict) -> dict:
-        if cmd["op"] == "run":
-            return _op_run(cmd)
-        return {"error": f"unknown op {cmd['op']!r}"}
-
-    return serve_worker(handle)
+    return serve_worker({"run": _op_run})
 
 
 # ----------------------------------------------------------------------------- driver side
@@ -253,7 +256,6 @@ class Settings:
 
 def counters(lab) -> dict:  # noqa: ANN001
     """The controller's and the agents' counters, to subtract."""
-    from bench.syslab import agent_status, controller_status
 
     st = controller_status(lab)
     agents = [agent_status(h) for h in lab.servers]
@@ -284,7 +286,6 @@ def system_costs(before: dict, after: dict) -> dict:
 
 
 def merge(outs: list[dict], s: Settings) -> dict:
-    from bench.syslab import summary
 
     counts: dict[str, int] = {}
     for o in outs:
@@ -300,10 +301,9 @@ def merge(outs: list[dict], s: Settings) -> dict:
 
 
 def run_clients(lab, s: Settings, hist_dir: Path) -> list[dict]:  # noqa: ANN001
-    from bench.syslab import ask_all, start_worker
 
     hosts = [h for h in lab.clients for _ in range(s.procs)]
-    workers = [start_worker(h, "bench.etc") for h in hosts]
+    workers = start_workers(hosts, "bench.etc")
     servers = [h.ip for h in lab.servers]
     try:
         cmds = [{"op": "run", "client": i + 1, "shard": i, "shards": len(hosts),
@@ -314,8 +314,7 @@ def run_clients(lab, s: Settings, hist_dir: Path) -> list[dict]:  # noqa: ANN001
                 for i in range(len(hosts))]
         return ask_all(workers, cmds)
     finally:
-        for w in workers:
-            w.close()
+        close_all(workers)
 
 
 def check(hist_dir: Path, n: int, timeout_s: float) -> dict:
@@ -339,7 +338,6 @@ def check(hist_dir: Path, n: int, timeout_s: float) -> dict:
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
 
-    from bench.syslab import other_labs, wait_ready
     from p4cache.lab import Lab, LabSpec
 
     console = Console(stderr=True)
@@ -349,10 +347,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
     hist_dir.mkdir(parents=True, exist_ok=True)
     with Lab(LabSpec(servers=s.servers, clients=s.clients), workdir / "lab") as lab:
         others = other_labs(lab.tag)
-        for i in range(len(lab.servers)):
-            lab.start_agent(i)
-        lab.start_controller()
-        wait_ready(lab)
+        start_system(lab)
         result["lab"] = {"servers": [h.ip for h in lab.servers],
                          "clients": [h.ip for h in lab.clients],
                          "client_processes": s.procs * len(lab.clients),
@@ -391,14 +386,9 @@ def print_summary(result: dict) -> None:
           f"{co['per_key_results']}, {co['wall_s']} s)")
 
 
-def plot(result: dict, path: Path) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
+def plot(result: dict, path: Path) -> Path | None:
+    if (plt := pyplot()) is None:
+        return None
     w, sy = result["workload"], result["system"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
     colors = {"get_hit": "#4c72b0", "get_miss": "#dd8452", "set": "#55a868",
@@ -430,11 +420,7 @@ def plot(result: dict, path: Path) -> bool:
     fig.suptitle(f"p4cache under Facebook ETC's mix ({result['settings']['keys']} keys, Zipf "
                  f"{result['settings']['skew']}) - shared {m['cpus']}-core VM, commit "
                  f"{m['git_commit']}", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,20 +442,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-etc"))
     args = ap.parse_args(args_list)
-    if os.geteuid() != 0:
-        print("p4cache-bench etc: needs root (network namespaces)", file=sys.stderr)
+    if needs_root("etc"):
         return 2
     q = args.quick
     s = Settings(keys=args.keys, skew=args.skew, duration_s=args.duration or (8.0 if q else 60.0),
                  rate=args.rate, procs=args.procs or (1 if q else 2), value_cap=args.value_cap,
                  fill=not args.no_fill, get_timeout_s=0.25, check_timeout_s=args.check_timeout)
-    result = run_bench(s, args.workdir)
-    print_summary(result)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
-    if plot(result, args.plot):
-        print(f"plot: {args.plot}")
+    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
     return 0
 
 

@@ -34,8 +34,6 @@ Run: ``p4cache-bench gate`` (root: network namespaces); ``--quick`` for a smoke 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import random
 import select
@@ -47,7 +45,24 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import ROOT, machine_info
+from bench.cachelab import (
+    agent_status,
+    controller_status,
+    other_labs,
+    serve_worker,
+    start_system,
+    start_workers,
+    summary,
+)
+from bench.common import (
+    ROOT,
+    machine_info,
+    needs_root,
+    progress_bar,
+    pyplot,
+    save_figure,
+    write_results,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "gate.json"
 PLOT_DIR = ROOT / "docs"
@@ -180,20 +195,7 @@ def _op_stream(cmd: dict) -> dict:
 
 def worker_main() -> int:
     conns: dict[str, socket.socket] = {}
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        cmd = json.loads(line)
-        try:
-            if cmd["op"] == "rtts":
-                out = _op_rtts(conns, cmd)
-            elif cmd["op"] == "stream":
-                out = _op_stream(cmd)
-            else:
-                out = {"error": f"unknown op {cmd['op']!r}"}
-        except Exception as e:  # noqa: BLE001 - reported to the driver, which raises
-            out = {"error": repr(e)}
-        print(json.dumps(out), flush=True)
-    return 0
+    return serve_worker({"rtts": lambda cmd: _op_rtts(conns, cmd), "stream": _op_stream})
 
 
 # ----------------------------------------------------------------------------- driver side
@@ -210,34 +212,21 @@ class Settings:
     max_wait_s: float       # give up on a key that is not served by the switch within this
 
 
-def pct(xs: list[float], q: float) -> float:
-    """Nearest-rank percentile."""
-    s = sorted(xs)
-    return s[max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))]
+GATE_STATS = ("p50", "p90", "p99", "max", "min", "mean")
 
 
-def summary(xs: list[float], unit: str, nd: int = 1) -> dict:
-    if not xs:
-        return {"n": 0}
-    return {"n": len(xs), f"p50_{unit}": round(statistics.median(xs), nd),
-            f"p90_{unit}": round(pct(xs, 90), nd), f"p99_{unit}": round(pct(xs, 99), nd),
-            f"max_{unit}": round(max(xs), nd), f"min_{unit}": round(min(xs), nd),
-            f"mean_{unit}": round(statistics.fmean(xs), nd)}
+def gate_summary(xs: list[float], unit: str, nd: int = 1) -> dict:
+    return summary(xs, unit, nd, GATE_STATS)
 
 
 class Rig:
     """The lab with agent and controller, the two workers, and the status channels."""
 
     def __init__(self, lab, console) -> None:  # noqa: ANN001
-        from bench.common import Agent as Worker
-        from p4cache.lab import netns
-
         self.lab = lab
         self.console = console
         self.server, self.client = lab.servers[0], lab.clients[0]
-        argv = [sys.executable, "-m", "bench.gate", "--worker"]
-        self.sw = Worker([*netns.exec_prefix(self.server.ns), *argv])
-        self.cw = Worker([*netns.exec_prefix(self.client.ns), *argv])
+        self.sw, self.cw = start_workers([self.server, self.client], "bench.gate")
         self.direct = f"127.0.0.1:{11212}"
         self.gated = f"{self.server.ip}:11211"
 
@@ -246,8 +235,8 @@ class Rig:
         self.cw.close()
 
     def ask(self, worker, cmd: dict) -> dict:  # noqa: ANN001
-        worker.write(cmd)
-        out = worker.read()
+        worker.send(cmd)
+        out = worker.recv(check=False)
         if "error" in out:
             raise RuntimeError(f"worker: {cmd['op']}: {out['error']}")
         return out
@@ -266,38 +255,10 @@ class Rig:
                 "rate": rate, "max_s": max_s, "switch_runs": switch_runs, "linger_s": linger_s}
 
     def controller(self) -> dict:
-        from p4cache.controller.status import fetch
-
-        return fetch(f"127.0.0.1:{self.lab.status_port}")
+        return controller_status(self.lab)
 
     def agent(self) -> dict:
-        host, port = self.server.agent_control.rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=5.0) as s:
-            s.sendall(b'{"id":1,"op":"status"}\n')
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-        rep = json.loads(buf)
-        if not rep.get("ok"):
-            raise RuntimeError(f"agent status: {rep}")
-        return rep["status"]
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                st = self.controller()
-                if (st["switch"]["connected"] and st["switch"]["pipeline_pushed"]
-                        and all(a["up"] for a in st["agents"])
-                        and self.agent()["watch"]["known"]):
-                    return
-            except (OSError, KeyError, ValueError):
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("controller or agent not ready:\n" + self.lab.log("controller")[-3000:])
+        return agent_status(self.server)
 
     def key_phase(self, key: bytes) -> str | None:
         for k in self.controller()["keys"]:
@@ -364,12 +325,12 @@ def rehot_sample(rig: Rig, key: bytes, j: int, s: Settings) -> dict:
     """GETs keep going; one set through the gate once the switch answers; until it answers
     again."""
     lead = 0.3
-    rig.cw.write(rig._stream_cmd(key, s.rate, lead + s.max_wait_s, 2, 0.05))
+    rig.cw.send(rig._stream_cmd(key, s.rate, lead + s.max_wait_s, 2, 0.05))
     time.sleep(lead)
     value = (b"r%d-" % j + VALUE)[:len(VALUE)]
     w = rig.tcp("rehot-set", rig.gated, b"set %s 0 0 %d\r\n%s\r\n" % (key, len(value), value),
                 b"STORED\r\n", 1)
-    res = rig.cw.read()
+    res = rig.cw.recv(check=False)
     if "error" in res:
         raise RuntimeError(res["error"])
     reps = res["replies"]
@@ -469,7 +430,7 @@ def gate_latency(rig: Rig, s: Settings, keys: dict[str, bytes], progress, task) 
     out: dict = {"variants": {}, "rounds": checks, "errors": bad}
     for v in VARIANTS:
         d, a = samples[v]["direct"], samples[v]["agent"]
-        sd, sa = summary(d, "us"), summary(a, "us")
+        sd, sa = gate_summary(d, "us"), gate_summary(a, "us")
         out["variants"][v] = {
             "direct": sd, "agent": sa,
             "added_p50_us": round(sa["p50_us"] - sd["p50_us"], 1),
@@ -478,7 +439,7 @@ def gate_latency(rig: Rig, s: Settings, keys: dict[str, bytes], progress, task) 
             "ratio_p99": round(sa["p99_us"] / sd["p99_us"], 2),
             "invalidations_per_gated_request": round(inval[v] / len(a), 3) if a else None,
         }
-    vd, va = summary(verified_direct, "us"), summary(verified, "us")
+    vd, va = gate_summary(verified_direct, "us"), gate_summary(verified, "us")
     out["set_cached_verified"] = {
         "what": "sets of the cached key, each right after UDP GETs showed the switch answering "
                 "it (the slot was valid when the gated set arrived): direct, then through the "
@@ -489,29 +450,13 @@ def gate_latency(rig: Rig, s: Settings, keys: dict[str, bytes], progress, task) 
     out["set_watched_isolated"] = {
         "what": "gated sets of a watched key whose slot is already invalid, isolated like the "
                 "ones above (same loop, alternating order)",
-        "agent": summary(watched, "us"), "samples_us": watched}
+        "agent": gate_summary(watched, "us"), "samples_us": watched}
     out["samples_us"] = samples
     return out
 
 
-def other_labs(tag: str) -> list[str]:
-    """Namespaces of other p4cache labs: two labs at once share the root namespace's management
-    network (10.250.i.0/24), so the controller of one may reach the other's agent."""
-    from p4cache.lab import netns
-
-    return sorted(n for n in netns.namespaces()
-                  if n.startswith(netns.PREFIX) and not n.startswith(tag + "-"))
-
-
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
     from p4cache import dataplane as dp
     from p4cache.lab import Lab, LabSpec
@@ -524,11 +469,9 @@ def run_bench(s: Settings, workdir: Path) -> dict:
         if others_at_start:
             console.print(f"[yellow]warning: other labs are up ({', '.join(others_at_start)}): "
                           "they share the root namespace's management addresses and the CPUs")
-        lab.start_agent(0)
-        lab.start_controller()
+        start_system(lab, timeout=30.0)
         rig = Rig(lab, console)
         try:
-            rig.wait_ready()
             result["lab"] = {"switch": "softnic run (p4src/v1model/p4cache.p4)",
                              "server": rig.server.ip, "client": rig.client.ip,
                              "direct": rig.direct, "agent": rig.gated,
@@ -544,8 +487,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
             rig.store(keys["set_uncached"], VALUE, "direct")
             hits0 = rig.controller()["switch_counters"]["hit"]
             switch_seen = 0
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=console) as progress:
+            with progress_bar(console) as progress:
                 # -- time to hot
                 task = progress.add_task("time to hot", total=len(hot))
                 tth: list[dict] = []
@@ -606,15 +548,15 @@ def run_bench(s: Settings, workdir: Path) -> dict:
         "rate_per_s": s.rate, "hot_threshold": dp.HOT_THRESHOLD, "epoch_shift": dp.EPOCH_SHIFT,
         "epoch_s": epoch_s,
         "threshold_time_ms": round((dp.HOT_THRESHOLD - 1) / s.rate * 1e3, 1),
-        **summary(tth_ms, "ms", 2), "failed": len(tth) - len(tth_ms),
-        "after_threshold_get_ms": summary([p["after_threshold_ms"] for p in tth
+        **gate_summary(tth_ms, "ms", 2), "failed": len(tth) - len(tth_ms),
+        "after_threshold_get_ms": gate_summary([p["after_threshold_ms"] for p in tth
                                            if "after_threshold_ms" in p], "ms", 2),
         "controller_promotion_latency": promo,
         "samples": tth}
-    result["rehot"] = {**summary(rh_ms, "ms", 2), "failed": len(rehot) - len(rh_ms),
+    result["rehot"] = {**gate_summary(rh_ms, "ms", 2), "failed": len(rehot) - len(rh_ms),
                        "stale_switch_replies": sum(r["stale_switch_replies"] for r in rehot),
                        "all_cached_before_set": all(r["cached_before_set"] for r in rehot),
-                       "set_rtt_us": summary([r["set_rtt_us"] for r in rehot], "us"),
+                       "set_rtt_us": gate_summary([r["set_rtt_us"] for r in rehot], "us"),
                        "agent_latency_after_rehot": agent_rehot,
                        "samples": rehot}
     result["controller"] = {k: ctl_end[k] for k in ("promotions", "refills",
@@ -683,22 +625,12 @@ def print_summary(result: dict) -> None:
 
 def _save(fig, ax, title: str, path: Path, paths: list[Path]) -> None:  # noqa: ANN001
     """Title, lay out, write the PNG, close the figure, remember the path."""
-    import matplotlib.pyplot as plt
-
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    paths.append(path)
+    paths.append(save_figure(fig, path))
 
 
 def plot(result: dict, outdir: Path) -> list[Path]:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if (plt := pyplot()) is None:
         return []
     outdir.mkdir(parents=True, exist_ok=True)
     m = result["machine"]
@@ -790,8 +722,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-gate"),
                     help="the lab's logs")
     args = ap.parse_args(args_list)
-    if os.geteuid() != 0:
-        print("p4cache-bench gate: needs root (network namespaces)", file=sys.stderr)
+    if needs_root("gate"):
         return 2
     q = args.quick
     s = Settings(requests=args.requests or (300 if q else 2000),
@@ -803,9 +734,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--requests must be at least --rounds")
     result = run_bench(s, args.workdir)
     print_summary(result)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
+    write_results(result, args.out)
     for p in plot(result, args.plot):
         print(f"plot: {p}")
     return 0

@@ -14,13 +14,22 @@ Run: ``p4cache-bench hitshare`` (root); ``--quick`` for a smoke run.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import ROOT, machine_info
+from bench.common import (
+    ROOT,
+    loadavg,
+    machine_info,
+    needs_root,
+    plot_title,
+    progress_bar,
+    pyplot,
+    report,
+    save_figure,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "hitshare.json"
 PLOT = ROOT / "docs" / "bench_hitshare.png"
@@ -100,45 +109,37 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
                                                     "aborted", "refills")},
             "cached_keys": sum(1 for k in st.get("keys", []) if k.get("phase") == "filled"),
             "cached_ranks": cached_ranks(st),
-            "loadavg": [round(x, 2) for x in os.getloadavg()]}
+            "loadavg": loadavg()}
 
 
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
 
-    from bench.cachelab import CacheLab, other_labs, progress_bar
-    from p4cache.lab import Lab, LabSpec
+    from bench.cachelab import cache_lab, other_labs
 
     console = Console(stderr=True)
     t_start = time.monotonic()
     result: dict = {"machine": machine_info(), "settings": asdict(s)}
     points: list[dict] = []
-    with Lab(LabSpec(servers=1, clients=1), workdir) as lab:
-        others = other_labs(lab.tag)
-        if others:
-            console.print(f"[yellow]warning: other labs are up: {', '.join(others)}")
-        cl = CacheLab(lab, s.keys)
-        try:
-            result["lab"] = {"load": cl.load, "other_labs_at_start": others,
-                             "setup_s": round(time.monotonic() - t_start, 1)}
-            with progress_bar(console) as progress:
-                task = progress.add_task("hit share", total=len(s.sizes) * len(s.skews))
-                for size in s.sizes:
-                    for skew in s.skews:
-                        p = measure_point(cl, s, size, skew, first=not points)
-                        points.append(p)
-                        progress.console.print(
-                            f"  K={size:5d} zipf {skew}: share {p['share']:.3f} optimal "
-                            f"{p['optimal']:.3f} ratio {p['ratio']:.2f} (cached "
-                            f"{p['cached_keys']}, reach {p['threshold_reach_keys']})")
-                        progress.advance(task)
-            result["lab"]["other_labs_at_end"] = other_labs(lab.tag)
-        finally:
-            cl.close()
+    with cache_lab(workdir, s.keys, console) as (cl, others):
+        result["lab"] = {"load": cl.load, "other_labs_at_start": others,
+                         "setup_s": round(time.monotonic() - t_start, 1)}
+        with progress_bar(console) as progress:
+            task = progress.add_task("hit share", total=len(s.sizes) * len(s.skews))
+            for size in s.sizes:
+                for skew in s.skews:
+                    p = measure_point(cl, s, size, skew, first=not points)
+                    points.append(p)
+                    progress.console.print(
+                        f"  K={size:5d} zipf {skew}: share {p['share']:.3f} optimal "
+                        f"{p['optimal']:.3f} ratio {p['ratio']:.2f} (cached "
+                        f"{p['cached_keys']}, reach {p['threshold_reach_keys']})")
+                    progress.advance(task)
+        result["lab"]["other_labs_at_end"] = other_labs(cl.lab.tag)
     result["points"] = points
     result["target"] = target(points)
     result["duration_s"] = round(time.monotonic() - t_start, 1)
-    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["machine"]["loadavg_at_end"] = loadavg()
     return result
 
 
@@ -164,14 +165,8 @@ def print_summary(result: dict) -> None:
 
 
 def plot(result: dict, path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if (plt := pyplot()) is None:
         return None
-    from bench.cachelab import plot_title
 
     s = result["settings"]
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
@@ -197,11 +192,7 @@ def plot(result: dict, path: Path) -> Path | None:
     ax2.set_ylim(0, 1.1)
     fig.suptitle(f"p4cache hit share, {s['keys']} keys (16 B / 32 B), {s['rate']:.0f} GETs/s "
                  f"open loop - {plot_title(result)}", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,8 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-hitshare"))
     args = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        print("p4cache-bench hitshare: needs root (network namespaces)", file=sys.stderr)
+    if needs_root("hitshare"):
         return 2
     q = args.quick
     s = Settings(keys=args.keys,
@@ -231,14 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                  sizes=args.sizes or ([16, 256] if q else [16, 32, 64, 128, 256, 512, 1024]),
                  rate=args.rate, warmup_s=args.warmup or (2.0 if q else 6.0),
                  measure_s=args.measure or (2.0 if q else 4.0), seed=args.seed)
-    from bench.cachelab import write_json
-
-    result = run_bench(s, args.workdir)
-    print_summary(result)
-    write_json(args.out, result)
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
-    if (p := plot(result, args.plot)) is not None:
-        print(f"plot: {p}")
+    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
     return 0
 
 

@@ -17,14 +17,23 @@ Run: ``p4cache-bench hotin`` (root); ``--quick`` for a smoke run.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import ROOT, machine_info
+from bench.common import (
+    ROOT,
+    loadavg,
+    machine_info,
+    needs_root,
+    plot_title,
+    progress_bar,
+    pyplot,
+    report,
+    save_figure,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "hotin.json"
 PLOT = ROOT / "docs" / "bench_hotin.png"
@@ -122,7 +131,7 @@ def run_variant(cl, s: Settings, size: int | None, first: bool) -> dict:  # noqa
             "controller": {k: (st.get(k) or 0) - (st0.get(k) or 0)
                            for k in ("promotions", "promotions_started", "evictions",
                                      "rejected", "digests")},
-            "loadavg": [round(x, 2) for x in os.getloadavg()]}
+            "loadavg": loadavg()}
 
 
 def median_or_none(xs: list[float | None]) -> float | None:
@@ -138,33 +147,25 @@ def median_or_none(xs: list[float | None]) -> float | None:
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
 
-    from bench.cachelab import CacheLab, other_labs, progress_bar
-    from p4cache.lab import Lab, LabSpec
+    from bench.cachelab import cache_lab, other_labs
 
     console = Console(stderr=True)
     t_start = time.monotonic()
     result: dict = {"machine": machine_info(), "settings": asdict(s)}
     variants: list[dict] = []
-    with Lab(LabSpec(servers=1, clients=1), workdir) as lab:
-        others = other_labs(lab.tag)
-        if others:
-            console.print(f"[yellow]warning: other labs are up: {', '.join(others)}")
-        cl = CacheLab(lab, s.keys)
-        try:
-            result["lab"] = {"load": cl.load, "other_labs_at_start": others}
-            with progress_bar(console) as progress:
-                task = progress.add_task("hot set change", total=len(s.sizes))
-                for size in s.sizes:
-                    v = run_variant(cl, s, size, first=not variants)
-                    variants.append(v)
-                    progress.console.print(
-                        f"  slots {v['slots']}: back to >= 90 % of the steady share after "
-                        f"{v['sustained_s']} s (5 bins in a row), median "
-                        f"{v['median_sustained_s']} s")
-                    progress.advance(task)
-            result["lab"]["other_labs_at_end"] = other_labs(lab.tag)
-        finally:
-            cl.close()
+    with cache_lab(workdir, s.keys, console) as (cl, others):
+        result["lab"] = {"load": cl.load, "other_labs_at_start": others}
+        with progress_bar(console) as progress:
+            task = progress.add_task("hot set change", total=len(s.sizes))
+            for size in s.sizes:
+                v = run_variant(cl, s, size, first=not variants)
+                variants.append(v)
+                progress.console.print(
+                    f"  slots {v['slots']}: back to >= 90 % of the steady share after "
+                    f"{v['sustained_s']} s (5 bins in a row), median "
+                    f"{v['median_sustained_s']} s")
+                progress.advance(task)
+        result["lab"]["other_labs_at_end"] = other_labs(cl.lab.tag)
     result["variants"] = variants
     result["target"] = {"source": "the issue", "within_s": TARGET_S, "recovered": RECOVERED,
                         "median_sustained_s": {str(v["slots"]): v["median_sustained_s"]
@@ -173,7 +174,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
                                 and v["median_sustained_s"] <= TARGET_S
                                 for v in variants}}
     result["duration_s"] = round(time.monotonic() - t_start, 1)
-    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["machine"]["loadavg_at_end"] = loadavg()
     return result
 
 
@@ -193,14 +194,8 @@ def print_summary(result: dict) -> None:
 
 
 def plot(result: dict, path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if (plt := pyplot()) is None:
         return None
-    from bench.cachelab import plot_title
 
     s = result["settings"]
     fig, ax = plt.subplots(figsize=(11, 4.8))
@@ -224,11 +219,7 @@ def plot(result: dict, path: Path) -> Path | None:
     ax.legend(fontsize=8, loc="upper right")
     ax.set_title(f"p4cache hot-set changes: {s['keys']} keys, zipf {s['skew']}, "
                  f"{s['rate']:.0f} GETs/s\n{plot_title(result)}", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,8 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-hotin"))
     args = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        print("p4cache-bench hotin: needs root (network namespaces)", file=sys.stderr)
+    if needs_root("hotin"):
         return 2
     q = args.quick
     s = Settings(keys=args.keys, skew=args.skew, rate=args.rate,
@@ -260,14 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                  sizes=args.sizes or ([None] if q else [None, 64]), seed=args.seed)
     if min(s.before_s, s.every_s) < STEADY_S + 1:
         ap.error(f"--before and --every must be at least {STEADY_S + 1} s")
-    from bench.cachelab import write_json
-
-    result = run_bench(s, args.workdir)
-    print_summary(result)
-    write_json(args.out, result)
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
-    if (p := plot(result, args.plot)) is not None:
-        print(f"plot: {p}")
+    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
     return 0
 
 

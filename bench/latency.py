@@ -21,15 +21,24 @@ Run: ``p4cache-bench latency`` (root); ``--quick`` for a smoke run.
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import ROOT, machine_info
+from bench.cachelab import pct, summary
+from bench.common import (
+    ROOT,
+    loadavg,
+    machine_info,
+    needs_root,
+    plot_title,
+    progress_bar,
+    pyplot,
+    report,
+    save_figure,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
 PLOT = ROOT / "docs" / "bench_latency_cdf.png"
@@ -46,19 +55,7 @@ class Settings:
     seed: int
 
 
-def pct(xs: list[float], q: float) -> float:
-    """Nearest-rank percentile."""
-    s = sorted(xs)
-    return s[max(0, min(len(s) - 1, math.ceil(q / 100 * len(s)) - 1))]
-
-
-def summary(xs: list[float]) -> dict:
-    if not xs:
-        return {"n": 0}
-    return {"n": len(xs), "p50_us": round(statistics.median(xs), 1),
-            "p90_us": round(pct(xs, 90), 1), "p99_us": round(pct(xs, 99), 1),
-            "p999_us": round(pct(xs, 99.9), 1), "min_us": round(min(xs), 1),
-            "mean_us": round(statistics.fmean(xs), 1)}
+LAT_STATS = ("p50", "p90", "p99", "p999", "min", "mean")
 
 
 def key_classes(s: Settings, client_ip: str) -> dict:
@@ -103,57 +100,49 @@ def promote_hot(cl, classes: dict, timeout_s: float = 15.0) -> dict:  # noqa: AN
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
 
-    from bench.cachelab import CacheLab, other_labs, progress_bar
-    from p4cache.lab import Lab, LabSpec
+    from bench.cachelab import cache_lab, other_labs
 
     console = Console(stderr=True)
     t_start = time.monotonic()
     result: dict = {"machine": machine_info(), "settings": asdict(s)}
-    with Lab(LabSpec(servers=1, clients=1), workdir) as lab:
-        others = other_labs(lab.tag)
-        if others:
-            console.print(f"[yellow]warning: other labs are up: {', '.join(others)}")
-        cl = CacheLab(lab, s.keys)
-        try:
-            add_nocache_address(cl)
-            cl.start_controller(clients=[f"{cl.client.ip}/32"])
-            classes = key_classes(s, cl.client.ip)
-            result["lab"] = {"load": cl.load, "other_labs_at_start": others,
-                             "allow_list": [f"{cl.client.ip}/32"], "nocache_src": NOCACHE_IP,
-                             "promotion": promote_hot(cl, classes)}
-            time.sleep(1.3)   # the controller reads the switch's counters once an epoch
-            h0 = cl.hits()
-            with progress_bar(console) as progress:
-                task = progress.add_task("interleaved GETs (hit, miss, no cache)",
-                                         total=s.rounds)
-                raw = {c: {"rtt_us": [], "switch": [], "value_ok": []} for c in CLASSES}
-                timeouts = dict.fromkeys(CLASSES, 0)
-                chunk = max(1, s.rounds // 20)
-                blocks: list[dict] = []
-                for i in range(0, s.rounds, chunk):
-                    r = cl.cw.ask({"op": "latency", "server": cl.server.ip, "seed": s.seed + i,
-                                   "rounds": min(chunk, s.rounds - i), "timeout_s": 0.5,
-                                   "offset": i, "classes": classes})
-                    for c in CLASSES:
-                        for f in raw[c]:
-                            raw[c][f] += r["classes"][c][f]
-                        timeouts[c] += r["timeouts"][c]
-                    blocks.append(block_p50s(r["classes"]))
-                    progress.advance(task, min(chunk, s.rounds - i))
-            time.sleep(1.3)   # the controller reads the switch's counters once an epoch
-            st = cl.status()
-            result["switch_hit_counter_delta"] = st["switch_counters"]["hit"] - h0
-            result["controller"] = {k: st.get(k) for k in ("promotions", "evictions",
-                                                            "rejected", "digests")}
-            result["lab"]["other_labs_at_end"] = other_labs(lab.tag)
-        finally:
-            cl.close()
+    with cache_lab(workdir, s.keys, console) as (cl, others):
+        add_nocache_address(cl)
+        cl.start_controller(clients=[f"{cl.client.ip}/32"])
+        classes = key_classes(s, cl.client.ip)
+        result["lab"] = {"load": cl.load, "other_labs_at_start": others,
+                         "allow_list": [f"{cl.client.ip}/32"], "nocache_src": NOCACHE_IP,
+                         "promotion": promote_hot(cl, classes)}
+        time.sleep(1.3)   # the controller reads the switch's counters once an epoch
+        h0 = cl.hits()
+        with progress_bar(console) as progress:
+            task = progress.add_task("interleaved GETs (hit, miss, no cache)",
+                                     total=s.rounds)
+            raw = {c: {"rtt_us": [], "switch": [], "value_ok": []} for c in CLASSES}
+            timeouts = dict.fromkeys(CLASSES, 0)
+            chunk = max(1, s.rounds // 20)
+            blocks: list[dict] = []
+            for i in range(0, s.rounds, chunk):
+                r = cl.cw.ask({"op": "latency", "server": cl.server.ip, "seed": s.seed + i,
+                               "rounds": min(chunk, s.rounds - i), "timeout_s": 0.5,
+                               "offset": i, "classes": classes})
+                for c in CLASSES:
+                    for f in raw[c]:
+                        raw[c][f] += r["classes"][c][f]
+                    timeouts[c] += r["timeouts"][c]
+                blocks.append(block_p50s(r["classes"]))
+                progress.advance(task, min(chunk, s.rounds - i))
+        time.sleep(1.3)   # the controller reads the switch's counters once an epoch
+        st = cl.status()
+        result["switch_hit_counter_delta"] = st["switch_counters"]["hit"] - h0
+        result["controller"] = {k: st.get(k) for k in ("promotions", "evictions",
+                                                        "rejected", "digests")}
+        result["lab"]["other_labs_at_end"] = other_labs(cl.lab.tag)
     result["classes"] = summarize(raw, timeouts)
     result["samples_us"] = {c: raw[c]["rtt_us"] for c in CLASSES}
     result["blocks"] = blocks_summary(blocks)
     result["target"] = target(result["classes"])
     result["duration_s"] = round(time.monotonic() - t_start, 1)
-    result["machine"]["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["machine"]["loadavg_at_end"] = loadavg()
     return result
 
 
@@ -179,7 +168,7 @@ def summarize(raw: dict, timeouts: dict) -> dict:
     out = {}
     for c in CLASSES:
         r = raw[c]
-        out[c] = {**summary(r["rtt_us"]), "timeouts": timeouts[c],
+        out[c] = {**summary(r["rtt_us"], "us", stats=LAT_STATS), "timeouts": timeouts[c],
                   "answered_by_switch": sum(r["switch"]),
                   "answered_by_memcached": len(r["switch"]) - sum(r["switch"]),
                   "wrong_value": len(r["value_ok"]) - sum(r["value_ok"])}
@@ -213,14 +202,8 @@ def print_summary(result: dict) -> None:
 
 
 def plot(result: dict, path: Path) -> Path | None:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if (plt := pyplot()) is None:
         return None
-    from bench.cachelab import plot_title
 
     fig, ax = plt.subplots(figsize=(9, 5))
     labels = {"hit": "switch hit", "miss": "miss (memcached, through the cache's lookup)",
@@ -241,11 +224,7 @@ def plot(result: dict, path: Path) -> Path | None:
     t = result["target"]
     ax.set_title(f"p4cache UDP GET latency, interleaved; hit p50 / miss p50 = "
                  f"{t['hit_over_miss_p50']} (target <= 0.5)\n{plot_title(result)}", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,19 +239,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-latency"))
     args = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        print("p4cache-bench latency: needs root (network namespaces)", file=sys.stderr)
+    if needs_root("latency"):
         return 2
     s = Settings(keys=args.keys, hot=args.hot,
                  rounds=args.rounds or (600 if args.quick else 30_000), seed=args.seed)
-    from bench.cachelab import write_json
-
-    result = run_bench(s, args.workdir)
-    print_summary(result)
-    write_json(args.out, result)
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
-    if (p := plot(result, args.plot)) is not None:
-        print(f"plot: {p}")
+    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
     return 0
 
 

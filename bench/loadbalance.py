@@ -26,7 +26,6 @@ Run: ``p4cache-bench loadbalance`` (root: network namespaces); ``--quick`` for a
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import select
 import socket
@@ -36,7 +35,29 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import ROOT, machine_info
+from bench.cachelab import (
+    ask_all,
+    close_all,
+    controller_status,
+    counter_delta,
+    install_limit,
+    limit_counters,
+    other_labs,
+    pct,
+    serve_worker,
+    start_system,
+    start_workers,
+    warn_other_labs,
+)
+from bench.common import (
+    ROOT,
+    machine_info,
+    needs_root,
+    progress_bar,
+    pyplot,
+    report,
+    save_figure,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "loadbalance.json"
 PLOT = ROOT / "docs" / "bench_loadbalance.png"
@@ -160,16 +181,7 @@ def _op_run(cmd: dict) -> dict:
 
 
 def worker_main() -> int:
-    from bench.syslab import serve_worker
-
-    def handle(cmd: dict) -> dict:
-        if cmd["op"] == "populate":
-            return _op_populate(cmd)
-        if cmd["op"] == "run":
-            return _op_run(cmd)
-        return {"error": f"unknown op {cmd['op']!r}"}
-
-    return serve_worker(handle)
+    return serve_worker({"populate": _op_populate, "run": _op_run})
 
 
 # ----------------------------------------------------------------------------- driver side
@@ -195,7 +207,6 @@ class Settings:
 def step_result(rate: int, s: Settings, outs: list[dict], nft: dict[str, dict[str, int]],
                 servers: list[str]) -> dict:
     """One step's numbers from the workers' answers and the servers' nft counter deltas."""
-    from bench.syslab import pct
 
     lat = sorted(x for o in outs for x in o["lat_us"])
     sent = sum(o["sent"] for o in outs)
@@ -233,7 +244,6 @@ def step_result(rate: int, s: Settings, outs: list[dict], nft: dict[str, dict[st
 
 def run_step(lab, workers, s: Settings, rate: float, duration: float, seed: int,  # noqa: ANN001
              servers: list[str]) -> tuple[list[dict], dict]:
-    from bench.syslab import ask_all, counter_delta, limit_counters
 
     before = limit_counters(lab)
     cmds = [{"op": "run", "keys": s.keys, "skew": s.skew, "servers": servers,
@@ -293,22 +303,17 @@ def expected(s: Settings, servers: list[str]) -> dict:
 
 def bring_up(lab, s: Settings, console) -> list:  # noqa: ANN001
     """Agents, controller, keys stored through the gates, rate limits; returns the workers."""
-    from bench.syslab import ask_all, install_limit, start_worker, wait_ready
     from p4cache.lab.lab import MEMCACHED_UDP
 
-    for i in range(len(lab.servers)):
-        lab.start_agent(i)
-    lab.start_controller()
-    wait_ready(lab)
-    workers = [start_worker(h, "bench.loadbalance") for h in lab.clients]
+    start_system(lab)
+    workers = start_workers(lab.clients, "bench.loadbalance")
     try:
         pop = ask_all(workers[:1], [{"op": "populate", "keys": s.keys, "skew": s.skew,
                                      "servers": [h.ip for h in lab.servers]}])[0]
         if pop["failed"]:
             raise RuntimeError(f"populate: {pop}")
     except BaseException:
-        for w in workers:
-            w.close()
+        close_all(workers)
         raise
     console.print(f"stored {pop['stored']} keys through the gates")
     install_limit(lab, s.limit_pps, s.burst, MEMCACHED_UDP)
@@ -316,7 +321,6 @@ def bring_up(lab, s: Settings, console) -> list:  # noqa: ANN001
 
 
 def cache_state(lab) -> dict:  # noqa: ANN001
-    from bench.syslab import controller_status
 
     st = controller_status(lab)
     return {"cached": st["cache"]["cached"], "filled": st["cache"]["filled"],
@@ -352,14 +356,11 @@ def cache_phase(lab, workers, s: Settings, result: dict, progress) -> None:  # n
 
 def in_lab(s: Settings, workdir: Path, result: dict, phase, progress) -> None:  # noqa: ANN001
     """A fresh lab (agents, controller, keys, limits) for one configuration."""
-    from bench.syslab import other_labs
     from p4cache.lab import Lab, LabSpec
 
     t0 = time.monotonic()
     with Lab(LabSpec(servers=s.servers, clients=s.clients), workdir) as lab:
-        others = other_labs(lab.tag)
-        if others:
-            progress.console.print(f"[yellow]warning: other labs are up: {', '.join(others)}")
+        others = warn_other_labs(lab.tag, progress.console)
         workers = bring_up(lab, s, progress.console)
         servers = [h.ip for h in lab.servers]
         result.setdefault("expected", expected(s, servers))
@@ -373,20 +374,17 @@ def in_lab(s: Settings, workdir: Path, result: dict, phase, progress) -> None:  
         try:
             phase(lab, workers, s, result, progress)
         finally:
-            for w in workers:
-                w.close()
+            close_all(workers)
         result["lab"]["other_labs"] = sorted(set(result["lab"]["other_labs"])
                                              | set(other_labs(lab.tag)))
 
 
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     t_start = time.monotonic()
     result: dict = {"machine": machine_info(), "settings": asdict(s)}
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True)) as progress:
+    with progress_bar(Console(stderr=True)) as progress:
         # Two labs, one after the other: a restarted controller keeps the switch's pipeline
         # and state, so the configuration without the cache gets a lab of its own.
         in_lab(s, workdir / "no-cache", result, no_cache_phase, progress)
@@ -429,14 +427,9 @@ def _best_step(steps: list[dict]) -> dict | None:
     return max(ok, key=lambda x: x["answered_rps"]) if ok else (steps[0] if steps else None)
 
 
-def plot(result: dict, path: Path) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
+def plot(result: dict, path: Path) -> Path | None:
+    if (plt := pyplot()) is None:
+        return None
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
     s = result["settings"]
     for name, color in (("no_cache", "#dd8452"), ("cache", "#4c72b0")):
@@ -478,11 +471,7 @@ def plot(result: dict, path: Path) -> bool:
     fig.suptitle(f"p4cache load balance: 4 memcached servers limited to {s['limit_pps']} GETs/s "
                  f"each, {s['keys']} keys - shared {m['cpus']}-core VM, commit "
                  f"{m['git_commit']}", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return save_figure(fig, path)
 
 
 def _ints(text: str) -> list[int]:
@@ -509,8 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-loadbalance"))
     args = ap.parse_args(args_list)
-    if os.geteuid() != 0:
-        print("p4cache-bench loadbalance: needs root (network namespaces)", file=sys.stderr)
+    if needs_root("loadbalance"):
         return 2
     q = args.quick
     s = Settings(keys=args.keys, skew=args.skew, limit_pps=args.limit, burst=args.burst,
@@ -519,14 +507,7 @@ def main(argv: list[str] | None = None) -> int:
                  rates=args.rates or (QUICK_RATES if q else DEFAULT_RATES),
                  warm_rate=args.warm_rate,
                  warm_s=args.warm_s or (2.5 if q else 12.0), settle_s=1.5 if q else 3.0)
-    result = run_bench(s, args.workdir)
-    print_summary(result)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    slim = json.dumps(result, indent=1)
-    args.out.write_text(slim + "\n")
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
-    if plot(result, args.plot):
-        print(f"plot: {args.plot}")
+    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
     return 0
 
 

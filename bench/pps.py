@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import socket
@@ -28,7 +27,16 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import Agent, agent_argv, free_port, machine_info, median, softnic_run
+from bench.common import (
+    Agent,
+    free_port,
+    machine_info,
+    median,
+    needs_root,
+    softnic_run,
+    stop_process,
+    write_results,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "pps.json"
 BMV2_TOOLS = ("simple_switch_grpc", "p4c-bm2-ss")
@@ -62,11 +70,7 @@ def bmv2_run(topo, cpu_port: int) -> Iterator[str]:  # noqa: ANN001 - a softnic.
                 time.sleep(0.1)
         yield grpc_addr
     finally:
-        sw.terminate()
-        try:
-            sw.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            sw.kill()
+        stop_process(sw)
 
 
 @contextlib.contextmanager
@@ -74,26 +78,13 @@ def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]
     """client - switch - server on veth, the cache filled; like dataplane.veth_rig for either
     switch."""
     from bench import dataplane as dpb
-    from p4cache import dataplane as dp
     from softnic.netns import Topology
 
     with Topology(2, switch_in_root=True) as topo:
         run = (softnic_run(topo, ["--cpu-port", str(dpb.CPU_PORT)]) if target == "softnic"
                else bmv2_run(topo, dpb.CPU_PORT))
-        with run as grpc_addr:
-            client, server = topo.hosts
-            agents: list[Agent] = []
-            try:
-                dpb._install(grpc_addr, prog, wls)
-                agents.append(Agent(agent_argv(client, "send", client.ifname)))
-                agents.append(Agent(agent_argv(client, "recv", client.ifname,
-                                               str(dpb.CLIENT["udp"]))))
-                agents.append(Agent(agent_argv(server, "recv", server.ifname,
-                                               str(dp.MEMCACHED_PORT))))
-                yield agents[0], {"hit": agents[1], "miss": agents[2]}
-            finally:
-                for a in agents:
-                    a.close()
+        with run as grpc_addr, dpb.rig_agents(topo, grpc_addr, prog, wls) as agents:
+            yield agents
 
 
 def veth_sweeps(target: str, prog, wls: list, s: Settings) -> dict[str, dict[str, dict]]:  # noqa: ANN001
@@ -222,8 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rates", type=_ints, help="offered rates per step, comma-separated")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        print("p4cache-bench pps: needs root (network namespaces)", file=sys.stderr)
+    if needs_root("pps"):
         return 2
     q = args.quick
     s = Settings(repeats=1 if q else args.repeats, count=args.count or (1000 if q else 10_000),
@@ -235,9 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown_table(result))
     if "skipped" in result["bmv2"]:
         print(f"BMv2: skipped ({result['bmv2']['skipped']})")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"results: {args.out} ({result['duration_s']:.0f} s)")
+    write_results(result, args.out)
     return 0
 
 

@@ -47,9 +47,12 @@ from bench.common import (
     Agent,
     agent_argv,
     machine_info,
+    pyplot,
+    save_figure,
     softnic_run,
     step_rates,
     summarize_sweeps,
+    write_json,
 )
 from bench.common import median as _median
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
@@ -243,12 +246,7 @@ REFERENCE = {
 
 def plot(result: dict, path: Path) -> bool:
     """In-process bars and the veth offered/delivered curves; False when matplotlib is missing."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    if (plt := pyplot()) is None:
         return False
     res = result["results"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [1, 2]})
@@ -284,10 +282,7 @@ def plot(result: dict, path: Path) -> bool:
     m = result["machine"]
     fig.suptitle(f"softnic forwarding rate - {m['cpus']} CPUs, Python {m['python']}, "
                  f"commit {m['git_commit']}", fontsize=9)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return True
 
 
@@ -316,8 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         print("p4cache-bench: the veth mode needs root; running in-process only", file=sys.stderr)
         modes = [m for m in modes if m != "veth"]
     result = run_bench(settings, modes, args.program or sorted(PROGRAMS))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result, indent=2)
     print(f"results: {args.out}")
     if plot(result, args.plot):
         print(f"plot: {args.plot}")

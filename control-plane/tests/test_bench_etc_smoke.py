@@ -7,13 +7,10 @@ only); about 20 s.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-from bench import cli
 from bench.etc import LAT_KINDS, _value
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -25,12 +22,8 @@ def test_values_are_unique_and_sized() -> None:
     assert _value(1, 1, 10) != _value(1, 2, 10)
 
 
-def test_etc_quick(tmp_path: Path) -> None:
-    out = tmp_path / "etc.json"
-    png = tmp_path / "etc.png"
-    assert cli.main(["etc", "--quick", "--out", str(out), "--plot", str(png),
-                     "--workdir", str(tmp_path / "work")]) == 0
-    res = json.loads(out.read_text())
+def test_etc_quick(bench_quick) -> None:  # noqa: ANN001 - the conftest's fixture
+    res, png = bench_quick("etc")
     assert len(res["machine"]["loadavg_at_end"]) == 3
     w = res["workload"]
     c = w["counts"]

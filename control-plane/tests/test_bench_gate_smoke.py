@@ -6,14 +6,13 @@ keeps working: real softnic, memcached, agent and controller in network namespac
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-from bench import cli
-from bench.gate import VARIANTS, pct
+from bench.cachelab import pct
+from bench.gate import VARIANTS
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
@@ -23,13 +22,9 @@ def test_percentile_is_nearest_rank() -> None:
     assert pct(xs, 50) == 50 and pct(xs, 99) == 99 and pct(xs, 100) == 100 and pct([7], 99) == 7
 
 
-def test_gate_quick(tmp_path: Path) -> None:
-    out = tmp_path / "gate.json"
-    args = ["gate", "--quick", "--requests", "120", "--rounds", "2", "--hot-keys", "3",
-            "--rehot", "1", "--verified", "3", "--out", str(out), "--plot", str(tmp_path),
-            "--workdir", str(tmp_path / "lab")]
-    assert cli.main(args) == 0
-    res = json.loads(out.read_text())
+def test_gate_quick(bench_quick, tmp_path: Path) -> None:  # noqa: ANN001 - the fixture
+    res, _ = bench_quick("gate", "--requests", "120", "--rounds", "2", "--hot-keys", "3",
+                         "--rehot", "1", "--verified", "3", "--plot", str(tmp_path), plot=False)
     assert res["machine"]["cpus"] >= 1
     gl = res["gate_latency"]
     assert not gl["errors"], gl["errors"]

@@ -6,22 +6,15 @@ at Zipf 0.99 with short warm-up and measurement, so the command keeps working.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
-
-from bench import cli
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
 
-def test_hitshare_quick(tmp_path: Path) -> None:
-    out, png = tmp_path / "hitshare.json", tmp_path / "hitshare.png"
-    assert cli.main(["hitshare", "--quick", "--out", str(out), "--plot", str(png),
-                     "--workdir", str(tmp_path / "lab")]) == 0
-    res = json.loads(out.read_text())
+def test_hitshare_quick(bench_quick) -> None:  # noqa: ANN001 - the conftest's fixture
+    res, png = bench_quick("hitshare")
     assert len(res["machine"]["loadavg_at_start"]) == 3
     pts = res["points"]
     assert [(p["size"], p["skew"]) for p in pts] == [(16, 0.99), (256, 0.99)]

@@ -6,13 +6,10 @@ serves the hot set before the change and serves the new one after it.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-from bench import cli
 from bench.hotin import recovery
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -24,11 +21,8 @@ def test_recovery_times_are_to_the_end_of_the_bin() -> None:
     assert r["first_bin_s"] == 0.3 and r["sustained_s"] == 0.5 and r["lowest_share_after"] == 0.1
 
 
-def test_hotin_quick(tmp_path: Path) -> None:
-    out, png = tmp_path / "hotin.json", tmp_path / "hotin.png"
-    assert cli.main(["hotin", "--quick", "--out", str(out), "--plot", str(png),
-                     "--workdir", str(tmp_path / "lab")]) == 0
-    res = json.loads(out.read_text())
+def test_hotin_quick(bench_quick) -> None:  # noqa: ANN001 - the conftest's fixture
+    res, png = bench_quick("hotin")
     assert len(res["machine"]["loadavg_at_start"]) == 3
     (v,) = res["variants"]
     assert v["sent"] > 1000

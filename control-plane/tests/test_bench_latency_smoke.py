@@ -6,28 +6,17 @@ the switch, misses and no-cache GETs from memcached, every reply carries the rig
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-from bench import cli
-from bench.latency import CLASSES, pct
+from bench.latency import CLASSES
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
 
-def test_percentile_is_nearest_rank() -> None:
-    xs = list(range(1, 101))
-    assert pct(xs, 50) == 50 and pct(xs, 99) == 99 and pct([7], 99) == 7
-
-
-def test_latency_quick(tmp_path: Path) -> None:
-    out, png = tmp_path / "latency.json", tmp_path / "latency.png"
-    assert cli.main(["latency", "--quick", "--rounds", "300", "--out", str(out), "--plot",
-                     str(png), "--workdir", str(tmp_path / "lab")]) == 0
-    res = json.loads(out.read_text())
+def test_latency_quick(bench_quick) -> None:  # noqa: ANN001 - the conftest's fixture
+    res, png = bench_quick("latency", "--rounds", "300")
     assert len(res["machine"]["loadavg_at_start"]) == 3
     assert res["lab"]["promotion"]["all_cached"], res["lab"]
     c = res["classes"]

@@ -6,14 +6,11 @@ in network namespaces (root only); about 30 s.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-from bench import cli
-from bench.syslab import limit_ruleset
+from bench.cachelab import limit_ruleset
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
@@ -24,12 +21,8 @@ def test_limit_rule_drops_above_the_rate_and_counts_both() -> None:
     assert rules.endswith("udp dport 11211 counter accept")
 
 
-def test_loadbalance_quick(tmp_path: Path) -> None:
-    out = tmp_path / "loadbalance.json"
-    png = tmp_path / "lb.png"
-    assert cli.main(["loadbalance", "--quick", "--out", str(out), "--plot", str(png),
-                     "--workdir", str(tmp_path / "lab")]) == 0
-    res = json.loads(out.read_text())
+def test_loadbalance_quick(bench_quick) -> None:  # noqa: ANN001 - the conftest's fixture
+    res, png = bench_quick("loadbalance")
     assert len(res["machine"]["loadavg_at_start"]) == 3
     assert len(res["machine"]["loadavg_at_end"]) == 3
     servers = res["lab"]["servers"]

@@ -4,22 +4,17 @@ with BMv2 measured or marked skipped (it is not installable here). Root only (ve
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 
-from bench import cli
 from bench.pps import bmv2_missing
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
 
-def test_pps_quick(tmp_path: Path) -> None:
-    out = tmp_path / "pps.json"
-    assert cli.main(["pps", "--quick", "--out", str(out)]) == 0
-    res = json.loads(out.read_text())
+def test_pps_quick(bench_quick) -> None:  # noqa: ANN001 - the conftest's fixture
+    res, _ = bench_quick("pps", plot=False, workdir=False)
     assert len(res["machine"]["loadavg_at_end"]) == 3
     sn = res["softnic"]
     for name, kinds in sn["inprocess"].items():
