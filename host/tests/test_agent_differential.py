@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 import uuid
 
 import pytest
@@ -39,8 +40,22 @@ def prefixed(stream: bytes) -> bytes:
     return stream
 
 
+def wait_idle(port: int, timeout: float = 10.0) -> None:
+    """Until memcached has no connection but the one asking: every earlier stream has been
+    run to its end (memcached closes a connection only after running what it read)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        out = run_to_close(port, [b"stats\r\n"])
+        match = re.search(rb"STAT curr_connections (\d+)\r\n", out)
+        if match and int(match.group(1)) <= 1:
+            return
+        assert time.monotonic() < deadline, f"memcached on {port} still has connections: {out}"
+        time.sleep(0.01)
+
+
 def cas_counter(port: int) -> int:
     """memcached's CAS counter, read by storing a probe item: it counts every item stored."""
+    wait_idle(port)
     out = run_to_close(port, [b"set casprobe 0 0 1\r\nx\r\ngets casprobe\r\n"])
     match = re.search(rb"VALUE casprobe 0 1 (\d+)\r\n", out)
     assert match, out
