@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -37,8 +38,17 @@ def _logging(verbose: int) -> None:
     logging.getLogger("grpc").setLevel(logging.ERROR)
 
 
+def _env_verbosity() -> int:
+    """``P4CACHE_CONTROLLER_VERBOSE=1|2``: -v / -vv for a controller started by a lab or a
+    benchmark, whose command line is not ours to change."""
+    try:
+        return max(0, int(os.environ.get("P4CACHE_CONTROLLER_VERBOSE", "0")))
+    except ValueError:
+        return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    _logging(args.verbose)
+    _logging(max(args.verbose, _env_verbosity()))
     try:
         cfg = load(args.config)
         pipeline = resolve(cfg.program)

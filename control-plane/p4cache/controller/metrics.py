@@ -41,7 +41,10 @@ class Metrics:
     evictions: dict[str, int] = field(default_factory=dict)  # reason -> entries removed
     written_retries: int = 0     # fills refused (`written`) and started again
     stale_resyncs: int = 0       # acks `stale` settled with OP_READ
-    rejected: int = 0            # candidates not hotter than the coldest slot
+    rejected: int = 0            # digests whose key was not hotter than the coldest slot
+    deferred: int = 0            # digests that found max_inflight promotions under way
+    probes: int = 0              # counter reads between epochs (a candidate found no victim)
+    probed_cold: int = 0         # cached keys those reads found gone cold
     digests: int = 0
     flushes_seen: int = 0        # times the switch's flush counter moved
     switch_sessions: int = 0

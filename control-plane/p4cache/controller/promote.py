@@ -24,6 +24,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from google.rpc import code_pb2
@@ -43,9 +44,22 @@ log = logging.getLogger("p4cache.controller.promote")
 SET_SLOT = "CacheIngress.lookup.set_slot"
 VERSION_MAX = (1 << 32) - 1
 COOLDOWN_EPOCHS = 5  # a key whose promotion cannot succeed (absent, too big) waits this long
+PENDING_EPOCHS = 2   # a candidate that could not go in at once is tried again for this long
+FRESH_S = 1.0        # a rejected candidate's report is good for this long (see drain)
+DRAIN_MISSES = 32    # rejections after which a drain stops
+PROBE_S = 0.1        # counters are read between epochs at most this often (see _probe)
 
 AgentTask = Callable[[AgentClient], Any]
 AgentCall = Callable[[str, AgentTask, Callable[[Any], None]], None]
+
+
+@dataclass
+class Pending:
+    """A candidate reported but not promoted yet."""
+
+    first: float            # its first report (promotion latency counts from here)
+    last: float             # its latest report
+    deferred: bool = False  # held back by max_inflight (else: no colder key to evict)
 
 
 class ProtocolError(Exception):
@@ -72,6 +86,10 @@ class Workflows:
         self.clock = clock
         self.endpoints = {s.ip: Endpoint(s.ip, s.mac) for s in cfg.servers}
         self.cooldown: dict[tuple[str, bytes], float] = {}
+        # Candidates reported but not promoted yet (max_inflight reached, or no colder measured
+        # key to evict): (server, key) -> when first reported. Tried again by drain().
+        self.pending: dict[tuple[str, bytes], Pending] = {}
+        self.last_probe = float("-inf")
         # The protocol steps taken, in order (for status/debugging and the tests).
         self.trace: deque[tuple[Any, ...]] = deque(maxlen=4096) if trace is None else trace
 
@@ -156,11 +174,61 @@ class Workflows:
         score = self.policy.candidate(ident)
         if self.cooldown.get(ident, 0.0) > now:
             return
-        inflight = len(self.cache.in_phase(Phase.RESERVED, Phase.FETCHING))
+        p = self.pending.get(ident)
+        started = now if p is None else p.first
+        outcome = self._consider(ident, score, started)
+        probed = outcome == "rejected" and self._probe(now)
+        if probed:
+            outcome = self._consider(ident, score, started)
+        if outcome == "rejected":
+            self.metrics.rejected += 1
+        elif outcome == "deferred":
+            self.metrics.deferred += 1
+        if outcome != "promoted":
+            # Kept, not dropped: the data plane reports a key at most once per epoch, so a
+            # report dropped here would cost the key a whole epoch. It is tried again when a
+            # promotion finishes (a place under max_inflight) and after every epoch (rates
+            # measured, old keys cooled down).
+            if p is None:
+                p = self.pending[ident] = Pending(now, now)
+            p.last = now
+            p.deferred = outcome == "deferred"
+        if probed:
+            self.drain(now)  # the other candidates waiting for the keys that went cold
+
+    def _probe(self, now: float) -> bool:
+        """A candidate found no colder key: read the measured slots' counters (at most every
+        ``PROBE_S``) in case cached keys went cold since the last epoch (the hot set moved),
+        rather than letting the new hot keys wait for the epoch. True if some did."""
+        if now - self.last_probe < PROBE_S:
+            return False
+        self.last_probe = now
+        slots = sorted(self.policy.frequency.measured())
+        if not slots:
+            return False
+        cold = self.policy.probe(
+            self.switch.read_counter_cells(dp.COUNTER_SLOT_HITS, slots), self.clock())
+        self.metrics.probes += 1
+        if cold:
+            self.metrics.probed_cold += len(cold)
+            log.debug("probe: %d cached keys went cold", len(cold))
+        return bool(cold)
+
+    def _inflight(self) -> int:
+        return len(self.cache.in_phase(Phase.RESERVED, Phase.FETCHING))
+
+    def _consider(self, ident: tuple[str, bytes], score: float, started: float,
+                  reported: float | None = None) -> str:
+        """Promote ``ident`` now if the policy lets it: "promoted", "deferred" (max_inflight
+        promotions under way), "rejected" (no colder measured key to evict) or "blocked"
+        (nothing evictable at all: every slot busy or not yet measured)."""
+        server, key = ident
+        inflight = self._inflight()
         if inflight >= self.cfg.cache.max_inflight:
-            return  # the key reports again next epoch if it stays hot
+            log.debug("deferred %r (%.2f/s): %d promotions in flight", key, score, inflight)
+            return "deferred"
         busy = {x.slot for x in self.cache.entries.values() if x.phase is not Phase.FILLED}
-        d = self.policy.decide(score, busy)
+        d = self.policy.decide(score, busy, reported)
         if isinstance(d, Admit):
             slot = d.slot
         elif isinstance(d, Evict):
@@ -170,13 +238,58 @@ class Workflows:
             self.evict(victim, "cold", keep_slot=True)
             slot = d.victim
         else:
-            self.metrics.rejected += 1
-            return
-        e = Entry(server, key, slot, score=score, started=now)
+            log.debug("rejected %r (%.2f/s): %s", key, score, d.reason)
+            return "rejected" if d.full else "blocked"
+        log.debug("promoting %r (%.2f/s) into slot %d", key, score, slot)
+        self.pending.pop(ident, None)
+        e = Entry(server, key, slot, score=score, started=started)
         self.cache.add(e)
         self.policy.hotness.forget(ident)
         self.metrics.promotions_started += 1
         self._round(e)
+        return "promoted"
+
+    def drain(self, now: float | None = None) -> int:
+        """Try the pending candidates again, hottest first (ties: the earliest report, which in
+        one data-plane epoch is the hotter key). Stops when max_inflight is reached, nothing is
+        evictable, or after ``DRAIN_MISSES`` rejections. Returns how many were promoted.
+        Dropped first:
+        - candidates deferred at max_inflight and first reported more than
+          ``PENDING_EPOCHS`` epochs ago;
+        - candidates rejected (no colder key) whose last report is more than ``FRESH_S`` old:
+          their evidence predates what the cached keys were last measured at. When the hot set
+          moves, or all traffic stops, the cached keys go cold, and yesterday's candidates are
+          no better than they are;
+        - candidates not reported in this controller epoch or the last, cached since, or in a
+          cooldown.
+        A key still hot reports again in the next data-plane epoch."""
+        if not self.pending:
+            return 0
+        now = self.clock() if now is None else now
+        horizon = now - PENDING_EPOCHS * self.cfg.cache.epoch_s
+        for ident, p in list(self.pending.items()):
+            if ((p.first < horizon if p.deferred else p.last < now - FRESH_S)
+                    or ident in self.cache.entries
+                    or not self.policy.hotness.recent(ident)
+                    or self.cooldown.get(ident, 0.0) > now):
+                del self.pending[ident]
+        order = sorted(self.pending.items(),
+                       key=lambda it: (-self.policy.hotness.score(it[0]), it[1].first))
+        done = misses = 0
+        for ident, p in order:
+            if ident not in self.pending:
+                continue  # promoted meanwhile (a nested drain)
+            outcome = self._consider(ident, self.policy.hotness.score(ident), p.first, p.last)
+            if outcome == "promoted":
+                done += 1
+                continue
+            p.deferred = outcome == "deferred"
+            misses += 1
+            # Deferred or blocked: so is every later one. Rejected: a later candidate, reported
+            # more recently, may still have a victim (see PromotionPolicy.decide), up to a bound.
+            if outcome != "rejected" or misses >= DRAIN_MISSES:
+                break
+        return done
 
     def refresh(self, e: Entry, now: float | None = None) -> None:
         """Reserve, fetch and fill again a key that has its slot (a refill)."""
@@ -250,6 +363,7 @@ class Workflows:
             self.metrics.promotion_latency.add(now - e.started)
             if e.slot not in self.policy.frequency:
                 self.policy.filled(e.slot, None, e.score)
+            self.drain(now)
             return
         self.metrics.written_retries += outcome == "written"
         if e.attempts >= self.cfg.cache.fill_attempts:
@@ -264,9 +378,11 @@ class Workflows:
             self.cooldown[e.ident] = self.clock() + COOLDOWN_EPOCHS * self.cfg.cache.epoch_s
         log.info("promotion of %s %r given up: %s", e.server, e.key, reason)
         self._remove(e, keep_slot=False)
+        self.drain()
 
     def evict(self, e: Entry, reason: str, keep_slot: bool = False) -> None:
         t0 = self.clock()
+        self.policy.evicted(e.ident, e.slot)
         self._remove(e, keep_slot)
         self.metrics.evicted(reason)
         self.metrics.eviction_latency.add(self.clock() - t0)

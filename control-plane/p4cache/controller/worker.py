@@ -286,7 +286,15 @@ class Controller:
             log.info("flush seen (%d): %d entries dropped", flushes, n)
         tracked = sorted(self.policy.frequency.rates())
         counts = self.switch.read_counter_cells(dp.COUNTER_SLOT_HITS, tracked)
-        self.policy.end_epoch(counts, dt)
+        now = self.clock()
+        self.policy.end_epoch(counts, dt, now)
+        self.flows.last_probe = now
+        self.flows.drain()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("epoch %.3f s: slot rates %s", dt, " ".join(
+                f"{s}:{self.cache.by_slot[s].key[:6]!r}={r:.1f}"
+                for s, r in sorted(self.policy.frequency.rates().items())
+                if s in self.cache.by_slot))
         self.flows.forget_cooldowns(self.clock())
         self._heartbeat()
 
@@ -324,6 +332,7 @@ class Controller:
                 "server": e.server, "key": e.key.decode("latin-1"), "slot": e.slot,
                 "phase": e.phase.value, "version": self.cache.versions.get(e.slot),
                 "hits_per_s": round(self.policy.frequency.rate(e.slot), 3),
+                "measured": self.policy.frequency.is_measured(e.slot),
                 "ttl": e.ttl, "reply_bytes": e.reply_len,
                 "expires_in_s": None if e.deadline is None else round(e.deadline - now, 3),
             })
@@ -342,7 +351,10 @@ class Controller:
             "promotions_started": m.promotions_started, "aborted": dict(m.aborted),
             "evictions": sum(m.evictions.values()), "evictions_by_reason": dict(m.evictions),
             "invalidations": stats["invalidate"], "flushes": stats["flush"],
-            "flushes_seen": m.flushes_seen, "rejected": m.rejected, "digests": m.digests,
+            "flushes_seen": m.flushes_seen, "rejected": m.rejected, "deferred": m.deferred,
+            "pending": 0 if self.flows is None else len(self.flows.pending),
+            "probes": m.probes, "probed_cold": m.probed_cold,
+            "digests": m.digests,
             "written_retries": m.written_retries, "stale_resyncs": m.stale_resyncs,
             "latency": {"promotion": m.promotion_latency.summary(),
                         "eviction": m.eviction_latency.summary()},

@@ -4,6 +4,7 @@ data-plane packet; the end-to-end test in test_e2e.py makes real ones)."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 from p4cache import dataplane as dp
@@ -137,8 +138,10 @@ def test_eviction_takes_the_coldest_only_for_a_hotter_candidate(make_controller,
     wait_until(lambda: ctl.status()["cache"]["filled"] == 2, 10, "a and b filled")
     slots = {k["key"]: k["slot"] for k in ctl.status()["keys"]}
     # Hit rates as the counter deltas would give them: b is the colder one.
-    ctl.call(lambda c: (c.policy.frequency.start(slots["a"], None, 1.0),
-                        c.policy.frequency.start(slots["b"], None, 0.2)))
+    # (measured: a whole epoch of 60 s seen; a key not measured yet is never a victim)
+    ctl.call(lambda c: (c.policy.frequency.start(slots["a"], 0, 0.0),
+                        c.policy.frequency.start(slots["b"], 0, 0.0),
+                        c.policy.frequency.observe({slots["a"]: 60, slots["b"]: 12}, 60.0)))
     ctl.inject_digest(SERVER_IP, b"c")       # one digest: 0.13/s, not hotter than b
     wait_until(lambda: ctl.status()["rejected"] == 1, 5, "c rejected")
     assert {k["key"] for k in ctl.status()["keys"]} == {"a", "b"}
@@ -153,6 +156,28 @@ def test_eviction_takes_the_coldest_only_for_a_hotter_candidate(make_controller,
     # delete the victim's entry, then invalidate its slot, then unwatch, then c's reserve
     assert [s[0] for s in list(ctl.trace)[i:i + 5]] == ["delete", "invalidate", "unwatch",
                                                         "invalidate", "insert"]
+
+
+def test_reports_beyond_max_inflight_wait_instead_of_being_dropped(make_controller, agent
+                                                                   ) -> None:
+    """A burst of hot keys while max_inflight promotions are under way: the reports are kept
+    and promoted as places free up, without a second digest (the data plane would send the
+    next one only an epoch later)."""
+    for k in ("a", "b", "c"):
+        mc_set(agent, k, k.encode())
+    gate = threading.Event()
+    agent.before_fetch = lambda key: gate.wait(10)
+    ctl = make_controller(max_inflight=1, epoch_s=60.0)
+    for k in (b"a", b"b", b"c"):
+        ctl.inject_digest(SERVER_IP, k)
+    wait_until(lambda: ctl.status()["deferred"] == 2, 5, "b and c deferred")
+    st = ctl.status()
+    assert st["pending"] == 2 and st["cache"]["in_progress"] == 1
+    gate.set()
+    for k in (b"a", b"b", b"c"):
+        wait_until(filled(ctl, k), 10, f"{k!r} filled")
+    st = ctl.status()
+    assert st["digests"] == 3 and st["promotions"] == 3 and st["pending"] == 0
 
 
 def test_refill_after_a_write_invalidated_a_cached_key(make_controller, agent) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
-from .decide import Decision, choose
+from .decide import Admit, Decision, choose
 from .frequency import SlotFrequency
 from .hotness import CandidateHotness
 from .slots import SlotAllocator
@@ -22,21 +22,41 @@ class PromotionPolicy:
         """A digest for ``key``: its hotness now."""
         return self.hotness.report(key)
 
-    def decide(self, score: float, busy: set[int]) -> Decision:
+    def decide(self, score: float, busy: set[int], reported: float | None = None) -> Decision:
         """Where a candidate of ``score`` misses/s goes. Slots in ``busy`` (promotions or
-        evictions under way) are never chosen as victims. An Admit has taken its slot."""
-        evictable = {s: r for s, r in self.frequency.rates().items() if s not in busy}
+        evictions under way) are never chosen as victims, nor are slots whose key has not been
+        measured for a whole epoch yet. ``reported``: when the candidate was last reported
+        (None: now); a key found cold only by evidence that begins after that is no victim
+        for it (the hot set moved: candidates of the old one must not take the slots).
+        An Admit has taken its slot."""
         free = self.slots.allocate()
-        return choose(score, free, evictable, self.hotter_factor)
+        if free is not None:
+            return Admit(free)
+        f = self.frequency
+        evictable = {s: r for s, r in f.measured().items() if s not in busy
+                     and (reported is None or f.cold_since(s) <= reported)}
+        return choose(score, None, evictable, self.hotter_factor, self.frequency.order)
 
     def filled(self, slot: int, count: int | None, score: float) -> None:
         """``slot`` now serves a key promoted at ``score``; its hits counter reads ``count``."""
         self.frequency.start(slot, count, score)
 
+    def evicted(self, key: Hashable, slot: int) -> None:
+        """The key in ``slot`` leaves the cache: it keeps its measured rate as its hotness."""
+        if self.frequency.is_measured(slot):
+            self.hotness.remember(key, self.frequency.rate(slot))
+
     def freed(self, slot: int) -> None:
         self.frequency.stop(slot)
         self.slots.release(slot)
 
-    def end_epoch(self, slot_hits: Mapping[int, int], dt: float) -> None:
-        self.frequency.observe(slot_hits, dt)
+    def end_epoch(self, slot_hits: Mapping[int, int], dt: float,
+                  now: float | None = None) -> None:
+        self.frequency.observe(slot_hits, dt, now)
         self.hotness.end_epoch()
+
+    def probe(self, slot_hits: Mapping[int, int], now: float) -> list[int]:
+        """Counters read between epochs: the slots whose key went cold (see
+        :meth:`SlotFrequency.probe`)."""
+        return self.frequency.probe(slot_hits, now)
+
