@@ -43,7 +43,11 @@ log = logging.getLogger("p4cache.controller.promote")
 
 SET_SLOT = "CacheIngress.lookup.set_slot"
 VERSION_MAX = (1 << 32) - 1
-COOLDOWN_EPOCHS = 5  # a key whose promotion cannot succeed (absent, too big) waits this long
+COOLDOWN_EPOCHS = 5  # a key whose promotion cannot succeed (too big, short TTL) waits this long
+# An absent key waits one epoch only: under cache-aside (ETC's 24 % deletes) a deleted key is
+# usually written back within moments, and a key that stays absent costs at most one fetch per
+# epoch (the switch reports a key at most once per epoch).
+NOT_FOUND_COOLDOWN_EPOCHS = 1
 PENDING_EPOCHS = 2   # a candidate that could not go in at once is tried again for this long
 FRESH_S = 1.0        # a rejected candidate's report is good for this long (see drain)
 DRAIN_MISSES = 32    # rejections after which a drain stops
@@ -334,7 +338,7 @@ class Workflows:
         if isinstance(res, BaseException):
             raise res
         if res is None:
-            self.give_up(e, "not-found", cooldown=True)
+            self.give_up(e, "not-found", cooldown=True, epochs=NOT_FOUND_COOLDOWN_EPOCHS)
             return
         margin = self.cfg.cache.ttl_margin_s
         if res.ttl != -1 and res.ttl <= margin:
@@ -372,10 +376,11 @@ class Workflows:
         self._round(e)
 
     # ------------------------------------------------------------------ removal
-    def give_up(self, e: Entry, reason: str, cooldown: bool = False) -> None:
+    def give_up(self, e: Entry, reason: str, cooldown: bool = False,
+                epochs: float = COOLDOWN_EPOCHS) -> None:
         self.metrics.abort(reason)
         if cooldown:
-            self.cooldown[e.ident] = self.clock() + COOLDOWN_EPOCHS * self.cfg.cache.epoch_s
+            self.cooldown[e.ident] = self.clock() + epochs * self.cfg.cache.epoch_s
         log.info("promotion of %s %r given up: %s", e.server, e.key, reason)
         self._remove(e, keep_slot=False)
         self.drain()

@@ -242,3 +242,20 @@ def test_a_restarted_agent_is_synced_before_anything_else(make_controller, agent
     wait_until(lambda: agent.log[-1] == ("sync", ["a"]), 10, "resync after the restart")
     assert agent.watched == {"a"}
     assert ctl.status()["agents"][0]["sessions"] == 2
+
+
+def test_an_absent_key_written_back_is_cached_after_one_epoch(make_controller, agent) -> None:
+    """Cache-aside: a key found deleted is usually written back at once. It waits one epoch,
+    not the five of keys that cannot be cached at all."""
+    ctl = make_controller(epoch_s=1.5)
+    ctl.inject_digest(SERVER_IP, b"later")
+    wait_until(lambda: ctl.status()["aborted"].get("not-found") == 1, 10, "abort")
+    given_up = time.monotonic()
+    mc_set(agent, "later", b"back")
+    ctl.inject_digest(SERVER_IP, b"later")      # within the epoch: still cooling down
+    time.sleep(0.3)
+    assert len(agent.ops("fetch")) == 1
+    time.sleep(max(0.0, given_up + 1.6 - time.monotonic()))
+    ctl.inject_digest(SERVER_IP, b"later")
+    wait_until(filled(ctl, b"later"), 4, "later filled one epoch after it was given up")
+    assert len(agent.ops("fetch")) == 2
