@@ -36,16 +36,22 @@ def exec_prefix(ns: str | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def mgmt_lock() -> Iterator[None]:
-    """Held while a lab picks and assigns its management subnets: two labs starting at once
-    must not pick the same 10.250.x.0/24 (the second route would steal the first's agents)."""
-    RUN_DIR.mkdir(parents=True, exist_ok=True)
-    with open(RUN_DIR / "mgmt.lock", "w") as fh:
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive flock on ``path`` (created with its folder), released on exit or when the
+    holder dies."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def mgmt_lock() -> contextlib.AbstractContextManager[None]:
+    """Held while a lab picks and assigns its management subnets: two labs starting at once
+    must not pick the same 10.250.x.0/24 (the second route would steal the first's agents)."""
+    return file_lock(RUN_DIR / "mgmt.lock")
 
 
 def free_mgmt_octet(base: str = "10.250") -> int:

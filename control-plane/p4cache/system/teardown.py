@@ -9,11 +9,9 @@ controllers started by ``up`` (in any run directory), root links ``s<N>-eth<M>``
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 from p4cache.lab import netns
@@ -26,16 +24,9 @@ SWITCH_IFACE = re.compile(r"s\d+-eth\d+")
 SWITCH_TARGETS = ("softnic", "simple_switch_grpc")
 
 
-@contextlib.contextmanager
-def locked(run_dir: Path) -> Iterator[None]:
+def locked(run_dir: Path) -> contextlib.AbstractContextManager[None]:
     """One ``up`` or ``down`` at a time per run directory (released if the holder dies)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / "lock", "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    return netns.file_lock(run_dir / "lock")
 
 
 def _is_switch(argv: list[str]) -> bool:
