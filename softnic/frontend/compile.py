@@ -14,10 +14,10 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker
-from softnic.frontend.desugar import desugar
 from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.lower import Program
+from softnic.frontend.passes import run_passes
 from softnic.frontend.resources import ProgramResources
 
 RECURSION_LIMIT = 20000
@@ -29,7 +29,7 @@ def compile_program(
     warnings: list[CompileWarning] | None = None,
 ) -> tuple[dict[str, Any], ProgramResources]:
     """Check and lower a parsed program; returns (BMv2 JSON dict, resources)."""
-    desugar(prog)
+    run_passes(prog)
     chk = Checker(prog)
     chk.run()
     lowering = Program(chk, program_name)

@@ -1,0 +1,31 @@
+"""The front end's source-to-source passes, run in p4c's order before the checker.
+
+Each pass lives in its own module, is named after the p4c pass it mirrors, and rewrites the
+parsed :class:`~softnic.frontend.ast.Program` in place, keeping the source location of every
+node it creates so later errors still point at the user's code. :data:`PASSES` is the order
+they run in; add a new pass where p4c runs its counterpart (frontends/p4/frontend.cpp, then
+midend/ for BMv2's mid end).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from softnic.frontend import ast
+from softnic.frontend.desugar import desugar
+
+Pass = Callable[[ast.Program], object]
+
+# (name, pass), in the order p4c runs the passes they mirror.
+PASSES: list[tuple[str, Pass]] = [
+    # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, MoveInitializers,
+    # RemoveParserControlFlow: one module today (softnic.frontend.desugar).
+    ("Desugar", desugar),
+]
+
+
+def run_passes(prog: ast.Program) -> ast.Program:
+    """Run every front-end pass over ``prog`` in order."""
+    for _name, run in PASSES:
+        run(prog)
+    return prog
