@@ -12,6 +12,7 @@ from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
 from softnic.frontend.types import (
     BitT,
+    BlockT,
     BoolT,
     DontCareT,
     ErrorT,
@@ -87,7 +88,18 @@ class ResolveMixin(CheckerState):
                 return ExternT(t.name, args, decl)
             if sym.kind in ("type", "block") and sym.type is not None:
                 if t.args:
-                    raise err(t, f"{t.name}: is not a generic type")
+                    # ``V1Switch<H, M>(...) main;``: a package (or parser/control type) with
+                    # explicit type arguments; the blocks passed to it fix the same types, and
+                    # BMv2 lowering reads them from those blocks.
+                    tps = getattr(sym.decl, "type_params", None) if isinstance(
+                        sym.type, BlockT) else None
+                    if not tps:
+                        raise err(t, f"{t.name}: is not a generic type")
+                    if len(t.args) != len(tps):
+                        raise err(t, f"{t.name}: expected {len(tps)} type arguments, "
+                                  f"got {len(t.args)}")
+                    for a in t.args:
+                        self.resolve_type(a, scope)
                 return sym.type
             raise err(t, f"{t.name}: is not a type")
         raise err(t, f"{type(t).__name__}: unsupported type")

@@ -45,8 +45,8 @@ class TablesMixin(CheckerState):
                 for k in p.keys:
                     kt = self.type_of(k.expr, scope)
                     if not isinstance(kt, (BitT, BoolT, EnumT, ErrorT)):
-                        raise err(k.expr, f"{show_expr(k.expr)}: cannot match on a value of type "
-                                  f"{kt.show()}")
+                        raise err(k.expr, f"Key {show_expr(k.expr)} field type must be a "
+                                  f"scalar type; it cannot be {kt.show()}")
                     mk = scope.lookup(k.match_kind)
                     if mk is None or mk.kind != "match_kind":
                         raise err(k, f"{k.match_kind}: declaration not found")

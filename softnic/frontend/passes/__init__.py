@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from softnic.frontend import ast
 from softnic.frontend.desugar import desugar
+from softnic.frontend.passes.inline_parsers import inline_parsers
+from softnic.frontend.passes.specialize import specialize
 
 Pass = Callable[[ast.Program], object]
 
@@ -20,7 +22,9 @@ Pass = Callable[[ast.Program], object]
 PASSES: list[tuple[str, Pass]] = [
     # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, MoveInitializers,
     # RemoveParserControlFlow: one module today (softnic.frontend.desugar).
+    ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
     ("Desugar", desugar),
+    ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
 ]
 
 

@@ -409,16 +409,3 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
 
     out = run(j, ip_pkt(ttl=64), setup)
     assert int(out[Ether].src.replace(":", ""), 16) & 0xFF == 4  # 0 + k, then inc on hit
-
-
-def test_subparser_instantiation_is_refused(tmp_path: Path) -> None:
-    src = HEADERS + """
-parser Sub(packet_in pkt, out ethernet_t e) { state start { pkt.extract(e); transition accept; } }
-parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
-    Sub() sub;
-    state start { sub.apply(pkt, hdr.ethernet); transition accept; }
-}
-control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
-""" + TAIL
-    msg = compile_error(tmp_path, src)
-    assert "sub: instantiating Sub here is unsupported on this target" in msg

@@ -1,0 +1,222 @@
+"""InlineParsers: sub-parsers instantiated in a parser and applied from one of its states.
+
+Mirrors the parser half of p4c's ``Inline`` pass (``GeneralInliner``, frontends/p4/inlining.cpp):
+BMv2 has one parser per pipeline, so a ``SubP(...) sp;`` local of a parser and each
+``sp.apply(args);`` statement in its states are replaced by the callee's states, as p4c does:
+
+- the callee's locals are copied into the caller under fresh names (``sp_x``), with
+  ``@name("sp.x")`` on the instances among them; its constructor parameters become the
+  instantiation's arguments;
+- every directional apply parameter becomes a fresh local of the caller (copy-in/copy-out):
+  ``in``/``inout`` arguments are copied into it where the call was, the headers inside an
+  ``out`` one are made invalid there, and ``out``/``inout`` results are copied back once the
+  sub-parser accepts (a sub-parser that rejects ends the whole parse, with no copy-out);
+  a directionless argument (``packet_in``) is used in place;
+- the state containing the call is split: the statements before the call and the copy-in end
+  with ``transition <Callee>_start``; the callee's states follow, renamed ``<Callee>_<state>``;
+  their ``accept`` becomes a new state (``<state>_0``) holding the copy-out, the statements after
+  the call and the original transition; ``reject`` stays ``reject``.
+
+It runs after :mod:`softnic.frontend.desugar`, whose name resolution makes every reference in the
+callee mean the same thing in the caller and which has already removed ``if`` from parser
+states, so a call always sits at the top level of a state. Parsers are processed in source
+order, so a callee has had its own sub-parsers inlined before it is copied.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from softnic.frontend import ast
+from softnic.frontend.desugar import (
+    Names,
+    bind_args,
+    declared_names,
+    flatten_blocks,
+    prefixed_name,
+    substitute,
+    walk,
+)
+from softnic.frontend.errors import CompileError
+
+
+class InlineParsers:
+    def __init__(self, prog: ast.Program) -> None:
+        self.prog = prog
+        self.names = Names(prog)
+        self.types: dict[str, ast.Decl] = {
+            d.name: d for d in prog.decls
+            if isinstance(d, (ast.TypedefDecl, ast.HeaderDecl, ast.StructDecl,
+                              ast.HeaderUnionDecl))}
+        self.parsers: dict[str, ast.ParserDecl] = {}
+
+    def run(self) -> ast.Program:
+        for d in self.prog.decls:
+            if isinstance(d, ast.ParserDecl):
+                self.parser(d)
+                self.parsers[d.name] = d
+        return self.prog
+
+    def callee(self, x: Any) -> ast.ParserDecl | None:
+        if not (isinstance(x, ast.InstantiationDecl) and isinstance(x.type, ast.TypeName)):
+            return None
+        return self.parsers.get(x.type.name.lstrip("."))
+
+    def parser(self, d: ast.ParserDecl) -> None:
+        instances = {x.name: (x, p) for x in d.locals if (p := self.callee(x)) is not None}
+        if not instances:
+            return
+        locals_: list[Any] = []
+        copies: dict[str, tuple[ast.ParserDecl, dict[str, ast.Expr | str]]] = {}
+        for x in d.locals:
+            if x.name not in instances:
+                locals_.append(x)
+                continue
+            inst, callee = instances[x.name]
+            mapping, copied = self.instance_locals(inst, callee)
+            locals_.extend(copied)
+            copies[x.name] = (callee, mapping)
+        d.locals = locals_
+        states: list[ast.ParserState] = []
+        for st in d.states:
+            states.extend(self.state(d, st, copies))
+        d.states = states
+
+    def instance_locals(self, inst: ast.InstantiationDecl, callee: ast.ParserDecl
+                        ) -> tuple[dict[str, ast.Expr | str], list[Any]]:
+        """The callee's locals renamed for this instance, and the mapping that renames them
+        and binds its constructor parameters."""
+        vals = bind_args(inst, callee.ctor_params, inst.args, callee.name)
+        mapping: dict[str, ast.Expr | str] = {
+            p.name: v for p, v in zip(callee.ctor_params, vals, strict=True) if v is not None}
+        copied = copy.deepcopy(callee.locals)
+        for x in copied:
+            mapping[x.name] = self.names.fresh(f"{inst.name}_{x.name}")
+            if isinstance(x, ast.InstantiationDecl):
+                x.annotations = prefixed_name(x, inst.name)
+        return mapping, [substitute(x, mapping) for x in copied]
+
+    @staticmethod
+    def apply_target(s: Any, copies: dict[str, Any]) -> str | None:
+        if isinstance(s, ast.CallStmt):
+            t = s.call.target
+            if isinstance(t, ast.Member) and t.name == "apply" and isinstance(
+                    t.expr, ast.PathExpr) and t.expr.name in copies:
+                return t.expr.name
+        return None
+
+    def state(self, d: ast.ParserDecl, st: ast.ParserState,
+              copies: dict[str, tuple[ast.ParserDecl, dict[str, ast.Expr | str]]]
+              ) -> list[ast.ParserState]:
+        stmts = flatten_blocks(st.stmts)
+        if not any(self.apply_target(s, copies) is not None for s in stmts):
+            for s in stmts:
+                for n in walk(s):
+                    if self.apply_target(n, copies) is not None:
+                        raise CompileError(n.loc, "a sub-parser can only be applied as a "
+                                           "statement of a parser state")
+            return [st]
+        out: list[ast.ParserState] = []
+        cur = ast.ParserState(st.name, [], None, loc=st.loc, annotations=st.annotations)
+        for s in stmts:
+            inst = self.apply_target(s, copies)
+            if inst is None:
+                cur.stmts.append(s)
+                continue
+            callee, mapping = copies[inst]
+            nxt = self.names.fresh(st.name)
+            before, after, pmap = self.bind(d, s, inst, callee)
+            cur.stmts.extend(before)
+            renamed, start = self.callee_states(callee, {**mapping, **pmap}, nxt, s.loc)
+            cur.transition = ast.Transition(start, loc=s.loc)
+            out.append(cur)
+            out.extend(renamed)
+            cur = ast.ParserState(nxt, list(after), None, loc=s.loc)
+        cur.transition = st.transition
+        out.append(cur)
+        return out
+
+    def bind(self, d: ast.ParserDecl, s: ast.CallStmt, inst: str, callee: ast.ParserDecl
+             ) -> tuple[list[Any], list[Any], dict[str, ast.Expr | str]]:
+        """(copy-in statements, copy-out statements, parameter mapping) for one call."""
+        what = f"{inst}.apply"
+        args = bind_args(s.call, callee.params, s.call.args, what)
+        before: list[Any] = []
+        after: list[Any] = []
+        pmap: dict[str, ast.Expr | str] = {}
+        for p, a in zip(callee.params, args, strict=True):
+            if p.direction is None:
+                if a is None:
+                    raise CompileError(s.loc, f"{what}: no argument for parameter {p.name}")
+                pmap[p.name] = a
+                continue
+            tmp = self.names.fresh(p.name)
+            d.locals.append(ast.VarDecl(tmp, copy.deepcopy(p.type), None, loc=s.loc))
+            pmap[p.name] = tmp
+            if a is None or isinstance(a, ast.DontCare):
+                continue
+            ref = ast.PathExpr(tmp, loc=a.loc)
+            if p.direction in ("in", "inout"):
+                before.append(ast.AssignStmt(ref, copy.deepcopy(a), loc=a.loc))
+            else:
+                before.extend(self.resets(ref, p.type, set()))
+            if p.direction in ("out", "inout"):
+                after.append(ast.AssignStmt(copy.deepcopy(a), copy.deepcopy(ref), loc=a.loc))
+        return before, after, pmap
+
+    def resets(self, e: ast.Expr, t: ast.Type, seen: set[str]) -> list[Any]:
+        """``setInvalid()`` for every header inside a value of type ``t`` (p4c's
+        DoResetHeaders): an ``out`` parameter starts with its headers invalid."""
+        if isinstance(t, ast.StackType):
+            size = t.size.value if isinstance(t.size, ast.IntLiteral) else None
+            if size is None:
+                return []
+            out = []
+            for i in range(size):
+                el = ast.Index(copy.deepcopy(e), ast.IntLiteral(i, loc=e.loc), loc=e.loc)
+                out.extend(self.resets(el, t.elem, seen))
+            return out
+        if not isinstance(t, ast.TypeName) or t.name in seen:
+            return []
+        decl = self.types.get(t.name.lstrip("."))
+        if isinstance(decl, ast.TypedefDecl):
+            return self.resets(e, decl.type, seen | {t.name})
+        if isinstance(decl, ast.HeaderDecl):
+            call = ast.Call(ast.Member(copy.deepcopy(e), "setInvalid", loc=e.loc), [], loc=e.loc)
+            return [ast.CallStmt(call, loc=e.loc)]
+        if isinstance(decl, (ast.StructDecl, ast.HeaderUnionDecl)):
+            return [x for f in decl.fields for x in self.resets(
+                ast.Member(copy.deepcopy(e), f.name, loc=e.loc), f.type, seen | {t.name})]
+        return []
+
+    def callee_states(self, callee: ast.ParserDecl, mapping: dict[str, ast.Expr | str],
+                      accept: str, loc: ast.Loc) -> tuple[list[ast.ParserState], str]:
+        """The callee's states, renamed and with names bound; and the name of its start."""
+        states = copy.deepcopy(callee.states)
+        mapping = dict(mapping)
+        for n in declared_names(ast.BlockStmt([s for st in states for s in st.stmts])):
+            if n not in mapping:
+                mapping[n] = self.names.fresh(n)
+        smap = {"accept": accept, "reject": "reject"}
+        for st in states:
+            smap[st.name] = self.names.fresh(f"{callee.name}_{st.name}")
+        for st in states:
+            st.name = smap[st.name]
+            st.stmts = [substitute(s, mapping) for s in st.stmts]
+            tr = st.transition
+            if tr is None:
+                continue
+            tr = substitute(tr, mapping)
+            if tr.next_state is not None:
+                tr.next_state = smap.get(tr.next_state, tr.next_state)
+            for c in tr.cases:
+                c.state = smap.get(c.state, c.state)
+            st.transition = tr
+        if "start" not in smap:
+            raise CompileError(loc, f"{callee.name}: parser has no start state")
+        return states, smap["start"]
+
+
+def inline_parsers(prog: ast.Program) -> ast.Program:
+    return InlineParsers(prog).run()

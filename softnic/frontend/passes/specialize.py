@@ -1,0 +1,214 @@
+"""SpecializeAll: generic parsers and controls get one concrete copy per use.
+
+Mirrors the type-argument half of p4c's ``SpecializeAll`` (frontends/p4/specialize.cpp), with
+the type inference p4c's TypeInference does for those instantiations before it. BMv2 has no
+generic blocks, so for ``control G<H, M>(inout H hdr, ...)`` each instantiation
+
+- in the package (``V1Switch(P(), VC(), G<hs_t, m_t>(), ...) main;``, or ``G()`` with the type
+  arguments inferred from the package's type and the other blocks passed to it, as p4c does);
+- or as a local of another parser or control (``G<bit<8>>() g;``)
+
+names a copy of ``G`` whose type parameters are replaced by those arguments. The first set of
+arguments specialises the declaration in place, keeping its name (and so the control-plane names
+of its tables, ``G.t``); each further set gets a copy under a fresh name. A generic parser or
+control that is never instantiated is removed, as p4c's RemoveAllUnusedDeclarations removes it.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from softnic.frontend import ast
+from softnic.frontend.desugar import Names, transform, walk
+from softnic.frontend.errors import CompileError
+from softnic.frontend.pretty import show_type
+
+BLOCKS = (ast.ControlDecl, ast.ParserDecl)
+
+
+def subst_types(node: Any, bind: dict[str, ast.Type]) -> Any:
+    """``node`` with every type name bound in ``bind`` replaced by (a copy of) its type."""
+    if not bind:
+        return node
+    if isinstance(node, ast.TypeName) and node.name in bind and not node.args:
+        return copy.deepcopy(bind[node.name])
+
+    def fn(n: Any) -> Any:
+        if isinstance(n, ast.TypeName) and n.name in bind and not n.args:
+            return copy.deepcopy(bind[n.name])
+        return n
+
+    return transform(node, fn)
+
+
+def type_key(t: ast.Type) -> str:
+    return show_type(t)
+
+
+class Specialize:
+    def __init__(self, prog: ast.Program) -> None:
+        self.prog = prog
+        self.names = Names(prog)
+        self.decls: dict[str, Any] = {d.name: d for d in prog.decls if isinstance(d, ast.Decl)}
+        self.generic = {d.name: d for d in prog.decls
+                        if isinstance(d, BLOCKS) and d.type_params}
+        self.originals = {n: copy.deepcopy(d) for n, d in self.generic.items()}
+        # generic name -> {type-argument key: specialised name}
+        self.done: dict[str, dict[tuple[str, ...], str]] = {n: {} for n in self.generic}
+        self.new_decls: dict[str, list[Any]] = {n: [] for n in self.generic}
+
+    def run(self) -> ast.Program:
+        if not self.generic:
+            return self.prog
+        for d in self.prog.decls:
+            if isinstance(d, ast.InstantiationDecl):
+                self.package(d)
+        # locals instantiating generic blocks; a specialised copy may itself contain some
+        work = [d for d in self.prog.decls if isinstance(d, BLOCKS) and not d.type_params]
+        while work:
+            d = work.pop(0)
+            for x in d.locals:
+                if isinstance(x, ast.InstantiationDecl) and isinstance(x.type, ast.TypeName) and (
+                        x.type.name.lstrip(".") in self.generic):
+                    g = self.generic[x.type.name.lstrip(".")]
+                    if len(x.type.args) != len(g.type_params):
+                        raise CompileError(x.loc, f"{g.name}: expected {len(g.type_params)} "
+                                           f"type arguments, got {len(x.type.args)}")
+                    name, new = self.specialized(g, x.type.args)
+                    x.type = ast.TypeName(name, loc=x.type.loc)
+                    work.extend(new)
+        out: list[Any] = []
+        for d in self.prog.decls:
+            if isinstance(d, BLOCKS) and d.name in self.generic:
+                if self.done[d.name]:
+                    out.append(d)
+                    out.extend(self.new_decls[d.name])
+                continue
+            out.append(d)
+        self.prog.decls = out
+        return self.prog
+
+    def specialized(self, g: Any, args: list[ast.Type]) -> tuple[str, list[Any]]:
+        """The name of ``g`` specialised for ``args``; and the declarations made for it."""
+        key = tuple(type_key(a) for a in args)
+        seen = self.done[g.name]
+        if key in seen:
+            return seen[key], []
+        bind = dict(zip(g.type_params, args, strict=True))
+        if not seen:
+            target = g
+            name = g.name
+        else:
+            target = copy.deepcopy(self.originals[g.name])
+            name = self.names.fresh(g.name)
+            target.name = name
+            self.new_decls[g.name].append(target)
+        seen[key] = name
+        for f in ("params", "ctor_params", "locals", "states"):
+            if hasattr(target, f):
+                setattr(target, f, [subst_types(x, bind) for x in getattr(target, f)])
+        if isinstance(target, ast.ControlDecl):
+            target.apply = subst_types(target.apply, bind)
+        target.type_params = []
+        return name, [target]
+
+    # ------------------------------------------------------------------ the package
+
+    def package(self, d: ast.InstantiationDecl) -> None:
+        if not isinstance(d.type, ast.TypeName):
+            return
+        pkg = self.decls.get(d.type.name.lstrip("."))
+        if not isinstance(pkg, ast.PackageDecl):
+            return
+        ctors = [a.value if isinstance(a.value, ast.Call) else None for a in d.args]
+        if not any(c is not None and self.block_of(c) in self.generic.values() for c in ctors):
+            return
+        pvars = set(pkg.type_params)
+        pbind: dict[str, ast.Type] = {}
+        if d.type.args:
+            if len(d.type.args) != len(pkg.type_params):
+                return  # the checker reports the count
+            pbind = dict(zip(pkg.type_params, d.type.args, strict=True))
+        params = self.bind_package_args(pkg, d)
+        # the type arguments of the package, from the blocks that are not generic
+        for p, c in params:
+            blk = self.block_of(c)
+            if blk is None or blk.type_params:
+                continue
+            for pat, actual in self.param_pairs(p, blk):
+                self.unify(pat, actual, pvars, pbind)
+        for p, c in params:
+            g = self.block_of(c)
+            if g is None or not g.type_params:
+                continue
+            assert c is not None
+            gvars = set(g.type_params)
+            gbind: dict[str, ast.Type] = {}
+            if c.type_args:
+                if len(c.type_args) != len(g.type_params):
+                    raise CompileError(c.loc, f"{g.name}: expected {len(g.type_params)} type "
+                                       f"arguments, got {len(c.type_args)}")
+                gbind = dict(zip(g.type_params, c.type_args, strict=True))
+            else:
+                for pat, actual in self.param_pairs(p, g):
+                    self.unify(actual, subst_types(copy.deepcopy(pat), pbind), gvars, gbind)
+            missing = [t for t in g.type_params if t not in gbind]
+            if missing:
+                raise CompileError(c.loc, f"{g.name}: cannot infer type argument "
+                                   f"{missing[0]}; write them explicitly, "
+                                   f"e.g. {g.name}<...>()")
+            name, _ = self.specialized(g, [gbind[t] for t in g.type_params])
+            c.target = ast.PathExpr(name, loc=c.target.loc)
+            c.type_args = []
+
+    def bind_package_args(self, pkg: ast.PackageDecl, d: ast.InstantiationDecl
+                          ) -> list[tuple[ast.Param, ast.Call | None]]:
+        out: list[tuple[ast.Param, ast.Call | None]] = []
+        names = [p.name for p in pkg.params]
+        for i, a in enumerate(d.args):
+            j = names.index(a.name) if a.name in names else i
+            if j < len(pkg.params):
+                out.append((pkg.params[j], a.value if isinstance(a.value, ast.Call) else None))
+        return out
+
+    def block_of(self, c: ast.Call | None) -> Any:
+        if c is None or not isinstance(c.target, ast.PathExpr):
+            return None
+        b = self.decls.get(c.target.name.lstrip("."))
+        return b if isinstance(b, BLOCKS) else None
+
+    def param_pairs(self, p: ast.Param, blk: Any) -> list[tuple[ast.Type, ast.Type]]:
+        """(the package parameter's view of each apply parameter type, the block's own)."""
+        if not isinstance(p.type, ast.TypeName):
+            return []
+        bt = self.decls.get(p.type.name.lstrip("."))
+        if not isinstance(bt, (ast.ParserTypeDecl, ast.ControlTypeDecl)):
+            return []
+        tb = dict(zip(bt.type_params, p.type.args, strict=False))
+        return [(subst_types(copy.deepcopy(q.type), tb), r.type)
+                for q, r in zip(bt.params, blk.params, strict=False)]
+
+    def unify(self, pat: Any, actual: Any, tvars: set[str], bind: dict[str, ast.Type]) -> None:
+        """Bind the type variables ``tvars`` in ``pat`` so that it matches ``actual`` (a
+        mismatch is left for the checker, which types the specialised blocks)."""
+        if isinstance(pat, ast.TypeName) and pat.name in tvars and not pat.args:
+            if pat.name not in bind and not self.mentions(actual, tvars):
+                bind[pat.name] = copy.deepcopy(actual)
+            return
+        if isinstance(pat, ast.TypeName) and isinstance(actual, ast.TypeName):
+            for x, y in zip(pat.args, actual.args, strict=False):
+                self.unify(x, y, tvars, bind)
+        elif isinstance(pat, ast.StackType) and isinstance(actual, ast.StackType):
+            self.unify(pat.elem, actual.elem, tvars, bind)
+        elif isinstance(pat, ast.TupleType) and isinstance(actual, ast.TupleType):
+            for x, y in zip(pat.elems, actual.elems, strict=False):
+                self.unify(x, y, tvars, bind)
+
+    @staticmethod
+    def mentions(t: Any, tvars: set[str]) -> bool:
+        return any(isinstance(n, ast.TypeName) and n.name in tvars for n in walk(t))
+
+
+def specialize(prog: ast.Program) -> ast.Program:
+    return Specialize(prog).run()
