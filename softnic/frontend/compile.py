@@ -1,9 +1,10 @@
 """``compile_program``/``compile_file``: the semantic half of ``softnic compile``.
 
 preprocess -> parse -> desugar (p4c's inlining rewrites) -> check (names, types, p4c-bm2-ss
-restrictions) -> lower (BMv2 JSON and the P4Runtime resources the P4Info writer needs). Every
-user error is a :class:`CompileError` with a source location. Warnings do not stop the
-compile; a caller that wants them passes a list as ``warnings`` and they are appended to it.
+restrictions) -> lower (BMv2 JSON); the P4Runtime resources the P4Info writer needs are
+collected from the checked program (``p4rt_resources``), not from the lowering. Every user
+error is a :class:`CompileError` with a source location. Warnings do not stop the compile; a
+caller that wants them passes a list as ``warnings`` and they are appended to it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from softnic.frontend.check import Checker
 from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.lower import Program
+from softnic.frontend.p4rt_resources import collect_resources
 from softnic.frontend.passes import run_passes
 from softnic.frontend.resources import ProgramResources
 
@@ -34,10 +36,12 @@ def compile_program(
     chk.run()
     lowering = Program(chk, program_name)
     bmv2_json = lowering.run()
+    # after the lowering, which refuses what the target cannot run before anything else
+    resources = collect_resources(chk, program_name)
     if warnings is not None:
         warnings.extend(chk.warnings)
         warnings.extend(lowering.warnings)
-    return bmv2_json, lowering.resources
+    return bmv2_json, resources
 
 
 def compile_file(
