@@ -320,17 +320,126 @@ def declared_names(node: Any) -> list[str]:
     return out
 
 
-def lvalue_root(e: ast.Expr) -> str | None:
-    """The variable an lvalue-shaped expression (``a.b[2].c``) is rooted at, else None."""
-    while True:
-        if isinstance(e, ast.PathExpr):
-            return e.name
-        if isinstance(e, ast.Member):
-            e = e.expr
-        elif isinstance(e, ast.Index) and isinstance(e.index, ast.IntLiteral):
-            e = e.expr
-        else:
+# ---------------------------------------------------------------------- locations
+
+Chain = tuple[str, ...]
+WILD = "*"  # a stack element whose index is only known at run time (also ``.next``/``.last``)
+
+
+def lvalue_chain(e: ast.Expr) -> Chain | None:
+    """The access path of a location (``hdr.s[2].f`` -> ``('hdr', 's', '2', 'f')``), slices
+    stripped; a run-time index is :data:`WILD`. None when ``e`` is not a location."""
+    while isinstance(e, ast.Slice):
+        e = e.expr
+    if isinstance(e, ast.PathExpr):
+        return (e.name,)
+    if isinstance(e, ast.Member):
+        base = lvalue_chain(e.expr)
+        if base is None:
             return None
+        return base + ((WILD,) if e.name in ("next", "last") else (e.name,))
+    if isinstance(e, ast.Index):
+        base = lvalue_chain(e.expr)
+        if base is None:
+            return None
+        i = e.index
+        return base + ((str(i.value),) if isinstance(i, ast.IntLiteral) else (WILD,))
+    return None
+
+
+def overlap(a: Chain, b: Chain) -> bool:
+    """Two locations share storage: one contains the other (a run-time index may be any)."""
+    return all(x == y or WILD in (x, y) for x, y in zip(a, b, strict=False))
+
+
+def body_accesses(body: Any, own: set[str]) -> tuple[list[Chain], list[Chain]]:
+    """(read, written) locations of code that are not rooted at a name in ``own`` (the
+    callee's parameters and locals): what the callee touches directly in the caller's scope.
+    Conservative: every argument of a call and the object of every method call but
+    ``isValid`` counts as written."""
+    reads: list[Chain] = []
+    writes: list[Chain] = []
+
+    def write(e: Any) -> None:
+        c = lvalue_chain(e) if isinstance(e, ast.Expr) else None
+        if c is not None and c[0] not in own:
+            writes.append(c)
+
+    def visit(n: Any) -> None:
+        if isinstance(n, ast.AssignStmt):
+            write(n.lhs)
+        elif isinstance(n, ast.Call):
+            t = n.target
+            if isinstance(t, ast.Member) and t.name != "isValid":
+                write(t.expr)
+            for a in n.args:
+                write(a.value)
+        if isinstance(n, (ast.PathExpr, ast.Member, ast.Index)):
+            c = lvalue_chain(n)
+            if c is not None:
+                if c[0] not in own:
+                    reads.append(c)
+                # the run-time indices inside it are reads of their own
+                for x in walk(n):
+                    if isinstance(x, ast.Index) and not isinstance(x.index, ast.IntLiteral):
+                        visit(x.index)
+                return
+        for c in children(n):
+            visit(c)
+
+    visit(body)
+    return reads, writes
+
+
+def type_decl(t: Any, types: dict[str, ast.Decl]) -> Any:
+    """The declaration a type names (through typedefs), or the type itself when it is not a
+    name; None for a name not declared at the top level (a type variable)."""
+    seen: set[str] = set()
+    while isinstance(t, ast.TypeName):
+        if t.name in seen:
+            return None
+        seen.add(t.name)
+        d = types.get(t.name.lstrip("."))
+        if isinstance(d, ast.TypedefDecl):
+            t = d.type
+            continue
+        return d
+    return t
+
+
+def is_scalar_type(t: ast.Type, types: dict[str, ast.Decl]) -> bool:
+    """A type with no header inside (bit, int, bool, enums, error): an uninitialised value of
+    it has no observable validity."""
+    d = type_decl(t, types)
+    return isinstance(d, (ast.BitType, ast.BoolType, ast.VarbitType, ast.ErrorType,
+                          ast.InfIntType, ast.EnumDecl, ast.ErrorDecl))
+
+
+def type_decls(prog: ast.Program) -> dict[str, ast.Decl]:
+    """The program's top-level type declarations by name."""
+    return {d.name: d for d in prog.decls
+            if isinstance(d, (ast.TypedefDecl, ast.HeaderDecl, ast.StructDecl,
+                              ast.HeaderUnionDecl, ast.EnumDecl, ast.ErrorDecl))}
+
+
+def header_resets(e: ast.Expr, t: ast.Type, types: dict[str, ast.Decl], depth: int = 0
+                  ) -> list[Any]:
+    """``setInvalid()`` for every header inside ``e`` of type ``t``: an ``out`` parameter
+    starts uninitialised, and an uninitialised header is invalid (p4c's ResetHeaders)."""
+    d = type_decl(t, types)
+    if depth > 32 or d is None:
+        return []
+    if isinstance(d, ast.HeaderDecl):
+        call = ast.Call(ast.Member(copy.deepcopy(e), "setInvalid", loc=e.loc), [], loc=e.loc)
+        return [ast.CallStmt(call, loc=e.loc)]
+    if isinstance(d, (ast.StructDecl, ast.HeaderUnionDecl)):
+        return [x for f in d.fields for x in header_resets(
+            ast.Member(copy.deepcopy(e), f.name, loc=e.loc), f.type, types, depth + 1)]
+    if isinstance(d, ast.StackType) and isinstance(d.size, ast.IntLiteral):
+        return [x for i in range(d.size.value) for x in header_resets(
+            ast.Index(copy.deepcopy(e), ast.IntLiteral(i, loc=e.loc), loc=e.loc), d.elem,
+            types, depth + 1)]
+    return []
 
 
 def is_literal(e: ast.Expr) -> bool:
@@ -371,50 +480,102 @@ def bind_args(call_node: ast.Node, params: list[ast.Param], args: list[ast.Argum
     return out
 
 
-def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
-                args: list[ast.Expr | None], what: str, pinned: Iterable[str] = ()
-                ) -> tuple[dict[str, ast.Expr | str], list[Any], list[Any]]:
-    """Parameter bindings for an inlined body: (mapping, statements before, copy-outs after).
+def unsized_literal(e: ast.Expr) -> bool:
+    """An integer literal without a width (``5``, ``-1``): its type comes from its context."""
+    if isinstance(e, ast.Unary) and e.op in ("-", "+"):
+        return unsized_literal(e.expr)
+    return isinstance(e, ast.IntLiteral) and e.width is None
 
-    A location argument is used in place (no copy) unless another argument shares its root
-    variable, or it names one of ``pinned`` (variables the bound code cannot see), where
-    copy-in/copy-out is needed to keep P4's semantics; literals are substituted; any other
-    ``in`` argument is evaluated once into a temporary."""
-    roots = [lvalue_root(a) if a is not None else None for a in args]
+
+def hoist_indices(names: Names, e: ast.Expr, before: list[Any]) -> ast.Expr:
+    """``e`` with each run-time stack index on its location path evaluated once, into a
+    fresh ``bit<32>`` variable declared in ``before`` (so a copy-out writes the element the
+    call read, whatever the callee does to the index's operands)."""
+    if isinstance(e, (ast.Member, ast.Slice)):
+        e.expr = hoist_indices(names, e.expr, before)
+    elif isinstance(e, ast.Index):
+        e.expr = hoist_indices(names, e.expr, before)
+        if not isinstance(e.index, ast.IntLiteral):
+            tmp = names.fresh("index")
+            t = ast.BitType(ast.IntLiteral(32, loc=e.loc), loc=e.loc)
+            before.append(ast.VarDecl(tmp, t, ast.Cast(copy.deepcopy(t), e.index, loc=e.loc),
+                                      loc=e.loc))
+            e.index = ast.PathExpr(tmp, loc=e.loc)
+    return e
+
+
+def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
+                args: list[ast.Expr | None], what: str, pinned: Iterable[str] = (),
+                body: Any = None, types: dict[str, ast.Decl] | None = None
+                ) -> tuple[dict[str, ast.Expr | str], list[Any], list[Any]]:
+    """Parameter bindings for an inlined body: (mapping, statements before, copy-outs after),
+    following the P4_16 spec's copy-in/copy-out: arguments are evaluated once, left to right,
+    ``in``/``inout`` ones copied into fresh variables, the body runs on those, and ``out``/
+    ``inout`` ones are copied back at the end, left to right; an ``out`` one starts
+    uninitialised (its headers invalid).
+
+    The copies are left out where that provably changes nothing, so the JSON stays small: a
+    literal is substituted (cast to the parameter's type when it has no width), and a location
+    argument is used in place unless it shares storage with an ``out``/``inout`` argument,
+    with something ``body`` (the callee's code, when it can see the caller's variables, as a
+    control's action can) writes or, for ``out``/``inout``, touches directly, or names one of
+    ``pinned`` (variables the bound code cannot see). Slices and run-time stack indices are
+    always copied; an ``out`` argument holding headers too. ``types`` maps the top-level type
+    names to their declarations."""
+    types = types or {}
+    chains = [lvalue_chain(a) if a is not None and not isinstance(a, ast.DontCare) else None
+              for a in args]
     pinned = set(pinned)
+    own = {p.name for p in params} | set(declared_names(body)) if body is not None else set()
+    reads, writes = body_accesses(body, own) if body is not None else ([], [])
     mapping: dict[str, ast.Expr | str] = {}
     before: list[Any] = []
     after: list[Any] = []
-    for p, a, root in zip(params, args, roots, strict=True):
-        shared = root is not None and roots.count(root) > 1 and any(
-            q.direction in ("out", "inout") for q in params)
-        shared = shared or (a is not None and any(
-            isinstance(n, ast.PathExpr) and n.name in pinned for n in walk(a)))
+
+    def results_overlap(i: int) -> bool:
+        """Argument ``i`` shares storage with another ``out``/``inout`` argument."""
+        c = chains[i]
+        return c is not None and any(
+            j != i and d is not None and params[j].direction in ("out", "inout")
+            and overlap(c, d) for j, d in enumerate(chains))
+
+    def temp(p: ast.Param, init: ast.Expr | None, loc: ast.Loc) -> str:
+        tmp = names.fresh(p.name)
+        before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), init, loc=loc))
+        if init is None and p.direction == "out":
+            before.extend(header_resets(ast.PathExpr(tmp, loc=loc), p.type, types))
+        mapping[p.name] = tmp
+        return tmp
+
+    for i, (p, a) in enumerate(zip(params, args, strict=True)):
         if a is None or isinstance(a, ast.DontCare):
-            tmp = names.fresh(p.name)
-            before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), None, loc=call_node.loc))
-            mapping[p.name] = tmp
+            temp(p, None, call_node.loc)
             continue
+        ch = chains[i]
+        in_place = ch is not None and WILD not in ch and not isinstance(a, ast.Slice) and not any(
+            isinstance(n, ast.PathExpr) and n.name in pinned for n in walk(a)) and not (
+            results_overlap(i))
         if p.direction in ("out", "inout"):
-            if root is None:
+            if ch is None:
                 raise err(a, f"{what}: argument for {p.direction} parameter {p.name} must be "
                           "a left-value")
-            if not shared:
+            touched = any(overlap(ch, c) for c in reads + writes)
+            if p.direction == "out" and not is_scalar_type(p.type, types):
+                in_place = False
+            if in_place and not touched:
                 mapping[p.name] = a
                 continue
-            tmp = names.fresh(p.name)
-            init = copy.deepcopy(a) if p.direction == "inout" else None
-            before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), init, loc=a.loc))
-            after.append(ast.AssignStmt(copy.deepcopy(a), ast.PathExpr(tmp, loc=a.loc),
-                                        loc=a.loc))
-            mapping[p.name] = tmp
+            a = hoist_indices(names, copy.deepcopy(a), before)
+            tmp = temp(p, copy.deepcopy(a) if p.direction == "inout" else None, a.loc)
+            after.append(ast.AssignStmt(a, ast.PathExpr(tmp, loc=a.loc), loc=a.loc))
             continue
-        if is_literal(a) or (root is not None and not shared):
+        if unsized_literal(a) and not isinstance(p.type, ast.InfIntType):
+            mapping[p.name] = ast.Cast(copy.deepcopy(p.type), a, loc=a.loc)
+            continue
+        if is_literal(a) or (in_place and not any(overlap(ch, c) for c in writes)):
             mapping[p.name] = a
             continue
-        tmp = names.fresh(p.name)
-        before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), copy.deepcopy(a), loc=a.loc))
-        mapping[p.name] = tmp
+        temp(p, copy.deepcopy(a), a.loc)
     return mapping, before, after
 
 
@@ -495,6 +656,7 @@ class Desugar:
         self.resolve = Resolve(prog, self.names)
         self.functions: dict[str, ast.FunctionDecl] = {}
         self.blocks: dict[str, ast.Decl] = {}
+        self.types = type_decls(prog)
 
     def run(self) -> ast.Program:
         self.resolve.run(self.prog)
@@ -700,7 +862,8 @@ class Desugar:
             callee, mapping, copied, _ = instances[n]
             args = bind_args(s.call, callee.params, s.call.args, f"{n}.apply")
             pmap, before, after = bind_params(self.names, s, callee.params, args, f"{n}.apply",
-                                              block_locals if n not in bound else ())
+                                              block_locals if n not in bound else (),
+                                              types=self.types)
             if n not in bound:
                 bound[n] = [substitute(x, pmap) for x in copied]
                 stmts = []
@@ -836,7 +999,8 @@ class Desugar:
         if f.type_params:
             raise err(call, f"{f.name}: generic functions are unsupported on this target")
         args = bind_args(call, f.params, call.args, f.name)
-        pmap, before, after = bind_params(self.names, call, f.params, args, f.name)
+        pmap, before, after = bind_params(self.names, call, f.params, args, f.name,
+                                          body=f.body, types=self.types)
         body = copy.deepcopy(f.body)
         mapping: dict[str, ast.Expr | str] = dict(pmap)
         for n in declared_names(body):

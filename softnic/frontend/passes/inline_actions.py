@@ -1,0 +1,241 @@
+"""InlineActions: action calls inside action bodies, and direct action calls in a control's
+``apply`` block that one BMv2 table invocation cannot express.
+
+Mirrors p4c's InlineActions (frontends/p4/actionsInlining.cpp), which replaces every call of an
+action inside another action by the callee's body, and, for the direct calls in ``apply``, the
+copy-in/copy-out that p4c's RemoveActionParameters (frontends/p4/removeParameters.cpp) gives a
+directly called action by turning its parameters into variables assigned before the body and
+copied back after it. Both follow the P4_16 spec's calling convention, built by
+:func:`softnic.frontend.desugar.bind_params`:
+
+- the arguments are evaluated once, left to right; ``in``, ``inout`` and directionless ones are
+  copied into fresh variables at the call, the body runs on those, and ``inout``/``out`` ones are
+  copied back at its end, left to right (also before an ``exit`` in the body), so a copy-out
+  wins over a direct write of the same location by the body; ``out`` ones start uninitialised,
+  their headers invalid;
+- where a copy provably changes nothing (a literal, a location the body neither writes nor, for
+  ``inout``/``out``, touches, and that no other ``out``/``inout`` argument shares) the argument
+  is used in place, so the JSON of programs that never needed the copies stays as it was.
+
+A direct call in ``apply`` whose parameters are all directionless and whose arguments are all
+compile-time constants stays a call: the lowering gives it a hidden ``tbl_<action>`` whose
+const default action is the action with that action data, as p4c-bm2-ss does. Any other
+direct call (run-time action data, ``in``/``out``/``inout`` parameters) is replaced by the
+bound body, which the lowering then places in a synthesized action like the statements around
+it. The action declaration itself stays, for the tables that list it.
+
+Runs after :mod:`softnic.frontend.desugar`: functions, sub-controls and ``return`` in actions
+are gone by then, and name resolution has made every reference mean the same thing wherever
+the body lands. Actions are processed in source order, so a callee's own calls are already
+inlined when it is copied.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from softnic.frontend import ast
+from softnic.frontend.desugar import (
+    InlinedApply,
+    Names,
+    bind_args,
+    bind_params,
+    declared_names,
+    substitute,
+    type_decls,
+    walk,
+)
+
+
+class InlineActions:
+    def __init__(self, prog: ast.Program) -> None:
+        self.prog = prog
+        self.names = Names(prog)
+        self.types = type_decls(prog)
+        self.top: dict[str, ast.ActionDecl] = {}
+        # names that always denote a compile-time constant (declared as one and never as
+        # anything else) and the types whose members are constants
+        consts: set[str] = set()
+        other: set[str] = set()
+        for n in walk(prog):
+            if isinstance(n, ast.ConstDecl):
+                consts.add(n.name)
+            elif isinstance(n, (ast.VarDecl, ast.Param, ast.InstantiationDecl)):
+                other.add(n.name)
+        self.consts = consts - other
+        self.enums = {d.name for d in prog.decls
+                      if isinstance(d, (ast.EnumDecl, ast.ErrorDecl))} | {"error"}
+
+    def run(self) -> ast.Program:
+        for d in self.prog.decls:
+            if isinstance(d, ast.ActionDecl):
+                self.action(d, {})
+                self.top[d.name] = d
+            elif isinstance(d, ast.ControlDecl):
+                self.control(d)
+        return self.prog
+
+    # ------------------------------------------------------------------ declarations
+
+    def control(self, d: ast.ControlDecl) -> None:
+        local: dict[str, ast.ActionDecl | None] = {p.name: None for p in d.params}
+        for x in d.locals:
+            if isinstance(x, ast.ActionDecl):
+                self.action(x, local)
+                local[x.name] = x
+            else:
+                local[x.name] = None  # a local of another kind hides a top-level action
+        d.apply.stmts = self.stmts(d.apply.stmts, local, None)
+
+    def action(self, d: ast.ActionDecl, local: dict[str, ast.ActionDecl | None]) -> None:
+        d.body.stmts = self.stmts(d.body.stmts, local, d)
+
+    def lookup(self, target: Any, local: dict[str, ast.ActionDecl | None]
+               ) -> ast.ActionDecl | None:
+        """The action a call target names, or None."""
+        if not isinstance(target, ast.PathExpr):
+            return None
+        n = target.name
+        if n.startswith("."):
+            return self.top.get(n[1:])
+        if n in local:
+            return local[n]
+        return self.top.get(n)
+
+    # ------------------------------------------------------------------ statements
+
+    def stmts(self, ss: list[Any], local: dict[str, ast.ActionDecl | None],
+              caller: ast.ActionDecl | None) -> list[Any]:
+        out: list[Any] = []
+        for s in ss:
+            out.extend(self.stmt(s, local, caller))
+        return out
+
+    def stmt(self, s: Any, local: dict[str, ast.ActionDecl | None],
+             caller: ast.ActionDecl | None) -> list[Any]:
+        """``s`` with the action calls in it inlined; ``caller`` is the action whose body it is
+        (None in ``apply``)."""
+        if isinstance(s, ast.CallStmt):
+            callee = self.lookup(s.call.target, local)
+            if callee is not None:
+                return self.call(s, callee, caller)
+        elif isinstance(s, ast.BlockStmt):  # InlinedApply too: keep the node, its kind matters
+            s.stmts = self.stmts(s.stmts, local, caller)
+        elif isinstance(s, ast.IfStmt):
+            s.then = self.one(self.stmt(s.then, local, caller), s.then)
+            if s.other is not None:
+                s.other = self.one(self.stmt(s.other, local, caller), s.other)
+        elif isinstance(s, ast.SwitchStmt):
+            for c in s.cases:
+                if c.body is not None:
+                    c.body.stmts = self.stmts(c.body.stmts, local, caller)
+        return [s]
+
+    @staticmethod
+    def one(ss: list[Any], orig: Any) -> Any:
+        if len(ss) == 1:
+            return ss[0]
+        return ast.BlockStmt(ss, loc=orig.loc)
+
+    def call(self, s: ast.CallStmt, callee: ast.ActionDecl, caller: ast.ActionDecl | None
+             ) -> list[Any]:
+        args = bind_args(s.call, callee.params, s.call.args, callee.name)
+        if caller is None and all(p.direction is None for p in callee.params) and all(
+                a is not None and self.constant(a) for a in args):
+            return [s]  # a hidden table runs it with this action data
+        if caller is not None:
+            self.unshadow(caller, callee)
+        pmap, before, after = bind_params(self.names, s.call, callee.params, args,
+                                          callee.name, body=callee.body, types=self.types)
+        body = copy.deepcopy(callee.body)
+        mapping: dict[str, ast.Expr | str] = dict(pmap)
+        for n in declared_names(body):
+            mapping[n] = self.names.fresh(n)
+        body = substitute(body, mapping)
+        stmts = copy_out_before_exits(list(body.stmts), after) if after else list(body.stmts)
+        return before + stmts + after
+
+    def constant(self, e: Any) -> bool:
+        """``e`` is certainly a compile-time constant (an unsure answer is False)."""
+        if isinstance(e, (ast.IntLiteral, ast.BoolLiteral, ast.StringLiteral)):
+            return True
+        if isinstance(e, ast.PathExpr):
+            return e.name.lstrip(".") in self.consts
+        if isinstance(e, ast.Member):
+            return isinstance(e.expr, ast.PathExpr) and e.expr.name.lstrip(".") in self.enums
+        if isinstance(e, ast.Cast):
+            return self.constant(e.expr)
+        if isinstance(e, (ast.Unary, ast.Binary, ast.Ternary)):
+            return all(self.constant(c) for c in walk_exprs(e))
+        return False
+
+    def unshadow(self, caller: ast.ActionDecl, callee: ast.ActionDecl) -> None:
+        """Rename the caller's parameters that would capture a name the callee's body uses
+        from the enclosing control (the parameter keeps its control-plane name, as with p4c's
+        UniqueParameters)."""
+        own = {p.name for p in callee.params} | set(declared_names(callee.body))
+        free = {n.name for n in walk(callee.body)
+                if isinstance(n, ast.PathExpr) and n.name not in own}
+        renames: dict[str, ast.Expr | str] = {}
+        for p in caller.params:
+            if p.name not in free:
+                continue
+            if not any(a.name == "name" for a in p.annotations):
+                p.annotations.append(ast.Annotation(
+                    "name", f'"{p.name}"', [ast.StringLiteral(p.name, loc=p.loc)], loc=p.loc))
+            new = self.names.fresh(p.name)
+            renames[p.name] = new
+            p.name = new
+        if renames:
+            caller.body = substitute(caller.body, renames)
+            for n in walk(self.prog):
+                if isinstance(n, ast.Call) and isinstance(n.target, ast.PathExpr):
+                    hit, args = n.target.name.lstrip(".") == caller.name, n.args
+                elif isinstance(n, ast.ActionRef):
+                    hit, args = n.name.lstrip(".") == caller.name, n.args
+                else:
+                    continue
+                for a in args if hit else []:
+                    if a.name in renames:
+                        a.name = str(renames[a.name])
+
+
+def walk_exprs(e: Any) -> list[Any]:
+    """The direct operands of an expression."""
+    if isinstance(e, ast.Unary):
+        return [e.expr]
+    if isinstance(e, ast.Binary):
+        return [e.left, e.right]
+    if isinstance(e, ast.Ternary):
+        return [e.cond, e.then, e.other]
+    return []
+
+
+def copy_out_before_exits(stmts: list[Any], copy_outs: list[Any]) -> list[Any]:
+    """``stmts`` with the copy-outs also run right before each ``exit`` in them (p4c's
+    InsertBeforeExits): an action that exits still writes its results back."""
+    out: list[Any] = []
+    for s in stmts:
+        if isinstance(s, ast.ExitStmt):
+            out.extend(copy.deepcopy(copy_outs))
+        elif isinstance(s, ast.BlockStmt) and not isinstance(s, InlinedApply):
+            s.stmts = copy_out_before_exits(s.stmts, copy_outs)
+        elif isinstance(s, ast.IfStmt):
+            s.then = block(copy_out_before_exits(as_stmts(s.then), copy_outs), s.then)
+            if s.other is not None:
+                s.other = block(copy_out_before_exits(as_stmts(s.other), copy_outs), s.other)
+        out.append(s)
+    return out
+
+
+def as_stmts(s: Any) -> list[Any]:
+    return list(s.stmts) if isinstance(s, ast.BlockStmt) else [s]
+
+
+def block(ss: list[Any], orig: Any) -> Any:
+    return ast.BlockStmt(ss, loc=orig.loc)
+
+
+def inline_actions(prog: ast.Program) -> ast.Program:
+    return InlineActions(prog).run()
