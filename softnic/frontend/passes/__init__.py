@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from softnic.frontend import ast
 from softnic.frontend.desugar import desugar
+from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
 from softnic.frontend.passes.specialize import specialize
 
@@ -25,6 +26,7 @@ PASSES: list[tuple[str, Pass]] = [
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
+    ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
 ]
 
 
