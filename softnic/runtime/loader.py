@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
+from softnic.runtime.dialect import check_dialect
 from softnic.runtime.schema import check_document
 
 # The core errors BMv2 knows; p4c assigns these values in this order when the program uses them.
@@ -279,6 +280,7 @@ def load_program(j: Any) -> Program:
     """Validate ``j`` (types throughout: ``schema``; references: here) and build the
     :class:`Program`."""
     check_document(j)
+    check_dialect(j)
     meta = j.get("__meta__")
     if isinstance(meta, dict) and isinstance(meta.get("version"), list):
         ver = meta["version"]

@@ -117,8 +117,8 @@ def test_forward_jumps_still_run():
     drop = next(a for a in j["actions"] if a["name"] == "MyIngress.drop")
     ttl = _f("ipv4", "ttl")
     drop["primitives"] = [
-        {"op": "_jump_if_zero", "parameters": [_e("d2b", None, _e("==", ttl, _hex(0))),
-                                               _hex(3)]},
+        {"op": "_jump_if_zero", "parameters": [
+            {"type": "expression", "value": _e("d2b", None, _e("==", ttl, _hex(0)))}, _hex(3)]},
         {"op": "assign", "parameters": [ttl, _hex(7)]},
         {"op": "_jump", "parameters": [_hex(4)]},
         {"op": "assign", "parameters": [ttl, _hex(9)]},

@@ -77,8 +77,9 @@ def test_signed_field_stored_into_an_unsigned_field(j) -> None:
 
 def test_unsigned_and_of_a_signed_field(j) -> None:
     assign_of(j, "c")["parameters"][1] = {"type": "expression", "value": {
-        "op": "&", "left": {"type": "field", "value": ["h", "s"]},
-        "right": {"type": "field", "value": ["h", "s"]}}}
+        "type": "expression", "value": {
+            "op": "&", "left": {"type": "field", "value": ["h", "s"]},
+            "right": {"type": "field", "value": ["h", "s"]}}}}
     assert run(j, s=0xFE)[2:4] == b"\xff\xfe"  # -2 & -2 == -2, stored as bit<16>
     assert run(j, s=0x05)[2:4] == b"\x00\x05"
 
@@ -92,7 +93,8 @@ def register_read(index: int) -> dict:
 def test_register_as_an_expression(j) -> None:
     assign_of(j, "c")["parameters"][1] = register_read(2)
     assign_of(j, "d")["parameters"][1] = {"type": "expression", "value": {
-        "op": "&", "left": register_read(0), "right": {"type": "hexstr", "value": "0xff"}}}
+        "type": "expression", "value": {
+            "op": "&", "left": register_read(0), "right": {"type": "hexstr", "value": "0xff"}}}}
     sw = switch_for(j)
     sw.register_write("I.r", 2, 0xBEEF)
     out = one_out(sw, bytes([0, 0, 0x12, 0x34, 0, 0, 0]))
@@ -115,10 +117,10 @@ def test_malformed_register_expressions(j, value, msg) -> None:
 
 @pytest.mark.parametrize(("expr", "e"), [
     ({"type": "bool", "value": True}, 1), ({"type": "bool", "value": False}, 2),
-    ({"type": "expression", "value": {"op": "and", "left": True, "right": {
-        "type": "bool", "value": True}}}, 1),
-    ({"type": "expression", "value": {"op": "or", "left": False, "right": {
-        "type": "bool", "value": False}}}, 2),
+    ({"type": "expression", "value": {"op": "and", "left": {"type": "bool", "value": True},
+                                      "right": {"type": "bool", "value": True}}}, 1),
+    ({"type": "expression", "value": {"op": "or", "left": {"type": "bool", "value": False},
+                                      "right": {"type": "bool", "value": False}}}, 2),
     ({"type": "header", "value": "h"}, 1),
     ({"type": "expression", "value": {"op": "not", "right": {"type": "header", "value": "h"}}},
      2),
@@ -133,8 +135,13 @@ def test_literal_and_header_conditions(j, expr, e) -> None:
 
 @pytest.mark.parametrize("v", [True, False])
 def test_literal_booleans_stored_into_a_bit_field(j, v) -> None:
-    assign_of(j, "b")["parameters"][1] = v
-    assign_of(j, "d")["parameters"][1] = {"type": "bool", "value": v}
+    # BMv2 takes a bool only inside an expression argument (a bare ``true`` or a ``bool``
+    # argument is refused at load: test_bmv2_dialect.py)
+    assign_of(j, "b")["parameters"][1] = {"type": "expression", "value": {"type": "bool",
+                                                                          "value": v}}
+    assign_of(j, "d")["parameters"][1] = {"type": "expression", "value": {
+        "type": "expression", "value": {"op": "b2d", "left": None,
+                                        "right": {"type": "bool", "value": v}}}}
     out = run(j)
     assert (out[1], out[4]) == (int(v), int(v))
 
@@ -151,7 +158,7 @@ ACT = program(
     ingress="t.apply();")
 
 
-@pytest.mark.parametrize(("index", "msg"), [(2, r"runtime_data index 2 out of range"),
+@pytest.mark.parametrize(("index", "msg"), [(2, r"parameter at offset 2 but action only has 2"),
                                             (-1, r"bad runtime_data index -1"),
                                             ("0", r"bad runtime_data index '0'")])
 def test_runtime_data_index_checked_at_load(tmp_path, index, msg) -> None:

@@ -1,0 +1,350 @@
+"""Refuse the BMv2 JSON forms that BMv2 1.15's loader refuses, with BMv2's reason.
+
+``schema`` checks that every object has the documented attributes; this module checks the
+*forms* the way behavioral-model's ``P4Objects`` reads them (``build_expression``,
+``process_single_param``, ``init_parsers``, ``init_pipelines``, ...), so a JSON that softnic's
+engine could run but ``simple_switch`` would refuse is refused here too, with the message BMv2
+prints. The rules, as BMv2's loader applies them:
+
+* every node of an expression tree is a type-value object whose ``type`` is one of
+  ``expression``, ``header``, ``field``, ``bool``, ``hexstr``, ``local``, ``register``,
+  ``header_stack``, ``stack_field``, ``header_union``, ``header_union_stack``; anything else
+  (a bare ``{"op": ...}``, ``runtime_data``, ``lookahead``, ``string``) is
+  ``Invalid 'type' in expression: '<type>'``;
+* a primitive argument of type ``expression`` holds a whole expression node in its ``value``
+  (so an operation is wrapped twice, as p4c writes it), and the other argument types are the
+  fixed list of ``process_single_param``;
+* parser ops have fixed shapes: ``set`` writes a ``field`` from a ``field``, ``hexstr``,
+  ``lookahead`` or ``expression``; ``extract_VL``'s length is an ``expression``; ``advance``
+  takes a ``field``, ``hexstr`` or ``expression``; ``lookahead`` appears only there and in a
+  ``transition_key``.
+
+Checks BMv2 makes only with ``assert`` (which aborts the switch) are not repeated here unless the
+engine could not run the form anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softnic.runtime.api import PipelineLoadError
+
+EXPRESSION_TYPES = frozenset({
+    "expression", "header", "field", "bool", "hexstr", "local", "register", "header_stack",
+    "stack_field", "header_union", "header_union_stack"})
+PARAMETER_TYPES = frozenset({
+    "hexstr", "parameters_vector", "runtime_data", "header", "field", "calculation",
+    "meter_array", "counter_array", "register_array", "header_stack", "expression", "register",
+    "extern", "string", "stack_field", "header_union", "header_union_stack"})
+KEY_TYPES = frozenset({"field", "stack_field", "union_stack_field", "lookahead"})
+
+# Operators of BMv2's ExprOpcodesMap (an unknown one is undefined behaviour there: refused here).
+OPERATORS = frozenset({
+    "+", "-", "%", "/", "*", "<<", ">>", "==", "!=", ">", "<", ">=", "<=", "and", "or", "not",
+    "&", "|", "^", "~", "valid", "valid_union", "?", "two_comp_mod", "usat_cast", "sat_cast",
+    "d2b", "b2d", "dereference_stack", "dereference_header_stack", "dereference_union_stack",
+    "last_stack_index", "size_stack", "access_field", "access_union_header"})
+
+# Expression result kinds (BMv2's ExprType), for the checks the engine relies on.
+DATA, BOOL, HEADER, STACK, UNION, UNKNOWN = "data", "bool", "header", "stack", "union", "?"
+_OP_KIND = {
+    "valid": BOOL, "valid_union": BOOL, "d2b": BOOL, "not": BOOL, "and": BOOL, "or": BOOL,
+    ">": BOOL, "<": BOOL, ">=": BOOL, "<=": BOOL,
+    "dereference_stack": HEADER, "dereference_header_stack": HEADER,
+    "access_union_header": HEADER, "dereference_union_stack": UNION,
+}
+_NODE_KIND = {"header": HEADER, "field": DATA, "bool": BOOL, "hexstr": DATA, "local": DATA,
+              "register": DATA, "header_stack": STACK, "stack_field": DATA,
+              "header_union": UNION, "header_union_stack": STACK}
+
+# simple_switch's primitives (core and v1model) and how many parameters each takes.
+PRIMITIVE_ARITY = {
+    "assign": 2, "assign_VL": 2, "assign_header": 2, "assign_union": 2,
+    "assign_header_stack": 2, "assign_union_stack": 2, "push": 2, "pop": 2, "assume": 1,
+    "assert": 1, "exit": 0, "log_msg": 2, "_jump": 1, "_jump_if_zero": 2,
+    "modify_field": 2, "modify_field_rng_uniform": 3, "add_to_field": 2,
+    "subtract_from_field": 2, "add": 3, "subtract": 3, "bit_xor": 3, "bit_or": 3, "bit_and": 3,
+    "shift_left": 3, "shift_right": 3, "drop": 0, "mark_to_drop": 1, "generate_digest": 2,
+    "add_header": 1, "add_header_fast": 1, "remove_header": 1, "copy_header": 2,
+    "clone_ingress_pkt_to_egress": 2, "clone_egress_pkt_to_egress": 2, "resubmit": 1,
+    "recirculate": 1, "modify_field_with_hash_based_offset": 4, "no_op": 0,
+    "execute_meter": 3, "count": 2, "register_read": 3, "register_write": 3, "truncate": 1,
+}
+
+
+def _type(node: Any) -> str:
+    """``json["type"].asString()`` as jsoncpp gives it: "" when absent or not a string."""
+    if isinstance(node, dict):
+        t = node.get("type")
+        return t if isinstance(t, str) else ""
+    return ""
+
+
+def _invalid_type(node: Any) -> PipelineLoadError:
+    return PipelineLoadError(f"Invalid 'type' in expression: '{_type(node)}'")
+
+
+# Nesting bound of an expression tree (the same as ``exprgen.MAX_EXPR_DEPTH``): deeper trees
+# are refused before anything recurses into them.
+MAX_DEPTH = 200
+
+
+def check_expression(node: Any, depth: int = 0) -> str:
+    """BMv2's ``build_expression``: raise for a form it refuses; the result's kind."""
+    if depth > MAX_DEPTH:
+        raise PipelineLoadError(f"expression nested deeper than {MAX_DEPTH}")
+    depth += 1
+    if node is None:
+        return UNKNOWN
+    t = _type(node)
+    if t not in EXPRESSION_TYPES:
+        raise _invalid_type(node)
+    v = node.get("value")
+    if t == "register":
+        if isinstance(v, list) and len(v) == 2 and _type(v[1]) != "hexstr":
+            check_expression(v[1], depth)
+        return DATA
+    if t != "expression":
+        return _NODE_KIND[t]
+    if not isinstance(v, dict):
+        raise PipelineLoadError(f"expression without an operation: {node!r:.120}")
+    o = v.get("op")
+    left, right = v.get("left"), v.get("right")
+    if o == "?":
+        check_expression(v.get("cond"), depth)
+        kl, kr = check_expression(left, depth), check_expression(right, depth)
+        return kl if kl == kr else UNKNOWN
+    if o in ("access_field", "access_union_header"):
+        want = HEADER if o == "access_field" else UNION
+        if check_expression(left, depth) not in (want, UNKNOWN):
+            raise PipelineLoadError(f"'{o}' needs a {want} on its left: {node!r:.120}")
+        if not isinstance(right, int) or isinstance(right, bool):
+            raise PipelineLoadError(f"'{o}' needs an integer offset: {node!r:.120}")
+        return DATA if o == "access_field" else HEADER
+    if o not in OPERATORS:
+        raise PipelineLoadError(f"unknown expression operator {o!r}")
+    check_expression(left, depth)
+    check_expression(right, depth)
+    if o in ("==", "!="):
+        return BOOL
+    if o in ("dereference_header_stack", "dereference_stack", "dereference_union_stack"):
+        if _type(left) not in ("header_stack", "header_union_stack"):
+            raise PipelineLoadError(f"'{o}' needs a header stack on its left: {node!r:.120}")
+    return _OP_KIND.get(o, DATA)
+
+
+def check_parameter(p: Any, primitive: str, nparams: int | None, action: str) -> None:
+    """BMv2's ``process_single_param`` for one primitive argument."""
+    t = _type(p)
+    if t not in PARAMETER_TYPES:
+        raise PipelineLoadError(f"Parameter type '{t}' not supported")
+    v = p.get("value")
+    if t == "expression":
+        check_expression(v)
+    elif t == "parameters_vector":
+        for x in v if isinstance(v, list) else []:
+            check_parameter(x, primitive, nparams, action)
+    elif t == "register":
+        if isinstance(v, list) and len(v) == 2 and _type(v[1]) != "hexstr":
+            check_expression(v[1])
+    elif t == "runtime_data" and nparams is not None:
+        if isinstance(v, int) and not isinstance(v, bool) and v >= nparams:
+            raise PipelineLoadError(
+                f"Invalid 'runtime_data' parameter reference in action '{action}' when "
+                f"calling primitive '{primitive}': trying to use parameter at offset {v} but "
+                f"action only has {nparams} parameter(s)")
+
+
+def check_primitive(prim: Any, nparams: int | None, action: str) -> None:
+    """BMv2's ``add_primitive_to_action``."""
+    if not isinstance(prim, dict):
+        raise PipelineLoadError(f"malformed primitive call {prim!r:.80}")
+    name = prim.get("op")
+    params = prim.get("parameters")
+    params = params if isinstance(params, list) else []
+    want = PRIMITIVE_ARITY.get(name) if isinstance(name, str) else None
+    if want is not None and len(params) != want:
+        raise PipelineLoadError(f"Invalid number of parameters for primitive action {name}: "
+                                f"expected {want} but got {len(params)}")
+    for p in params:
+        check_parameter(p, str(name), nparams, action)
+
+
+def _tuple_size(op: dict, key: str, n: int) -> list:
+    v = op.get(key)
+    if not isinstance(v, list):
+        raise PipelineLoadError(f"Expected '{key}' to be a JSON array")
+    if len(v) != n:
+        raise PipelineLoadError(f"Expected '{key}' to be a JSON array of size {n} but array "
+                                f"has size {len(v)}")
+    return v
+
+
+def check_parser_op(op: Any) -> None:
+    """One entry of a parse state's ``parser_ops``, as BMv2's ``init_parsers`` reads it."""
+    if not isinstance(op, dict):
+        raise PipelineLoadError(f"malformed parser op {op!r:.80}")
+    kind = op.get("op")
+    if kind in ("extract", "extract_VL"):
+        params = _tuple_size(op, "parameters", 1 if kind == "extract" else 2)
+        if kind == "extract_VL":
+            length = params[1]
+            if _type(length) != "expression":
+                raise PipelineLoadError(
+                    f"Parser 'extract_VL' operation has invalid length type "
+                    f"'{_type(length)}', expected 'expression'")
+            check_expression(length.get("value"))
+        et = _type(params[0])
+        if et not in ("regular", "stack", "union_stack"):
+            raise PipelineLoadError(f"Extract type '{et}' not supported")
+    elif kind == "set":
+        dst, src = _tuple_size(op, "parameters", 2)
+        if _type(dst) != "field":
+            raise PipelineLoadError(f"Parser 'set' operation has invalid destination type "
+                                    f"'{_type(dst)}', expected 'field'")
+        st = _type(src)
+        if st == "expression":
+            check_expression(src.get("value"))
+        elif st not in ("field", "hexstr", "lookahead"):
+            raise PipelineLoadError(f"Parser 'set' operation has unsupported source type "
+                                    f"'{st}'")
+    elif kind == "verify":
+        cond, error = _tuple_size(op, "parameters", 2)
+        check_expression(cond)
+        if not isinstance(error, int) or isinstance(error, bool):
+            check_expression(error)
+    elif kind == "primitive":
+        (prim,) = _tuple_size(op, "parameters", 1)
+        check_primitive(prim, 0, str(prim.get("op") if isinstance(prim, dict) else ""))
+    elif kind == "shift":
+        if len(op.get("parameters") or []) != 1:
+            raise PipelineLoadError("Parser 'shift' operation has invalid number of arguments, "
+                                    "expected 1")
+    elif kind == "advance":
+        params = op.get("parameters") or []
+        if len(params) != 1:
+            raise PipelineLoadError("Parser 'advance' operation has invalid number of "
+                                    "arguments, expected 1")
+        at = _type(params[0])
+        if at == "expression":
+            check_expression(params[0].get("value"))
+        elif at not in ("field", "hexstr"):
+            raise PipelineLoadError(f"Parser 'advance' operation has unsupported parameter "
+                                    f"type '{at}'")
+    else:
+        raise PipelineLoadError(f"Parser op '{kind}'not supported")
+
+
+def _hex_bytes(v: Any) -> int | None:
+    """Byte size of a hex string as BMv2's ByteContainer reads it (odd digits: one more)."""
+    if not isinstance(v, str):
+        return None
+    s = v[1:] if v.startswith("-") else v
+    s = s[2:] if s[:2] in ("0x", "0X") else s
+    return (len(s) + 1) // 2
+
+
+def _key_bytes(k: dict, j: dict, stacks: dict[str, str], htypes: dict[str, dict],
+               headers: dict[str, str]) -> int | None:
+    """Bytes one transition key element takes (its width rounded up to bytes)."""
+    t, v = _type(k), k.get("value")
+    width = None
+    if t == "lookahead" and isinstance(v, list) and len(v) == 2:
+        width = v[1]
+    elif t in ("field", "stack_field") and isinstance(v, list) and len(v) == 2:
+        tname = headers.get(v[0]) if t == "field" else stacks.get(v[0])
+        for f in (htypes.get(tname) or {}).get("fields") or []:
+            if isinstance(f, list) and f and f[0] == v[1] and isinstance(f[1], int):
+                width = f[1]
+        if t == "field" and v[1] == "$valid$":
+            width = 1
+    return (width + 7) // 8 if isinstance(width, int) else None
+
+
+def check_parsers(j: dict) -> None:
+    htypes = {h.get("name"): h for h in j.get("header_types") or [] if isinstance(h, dict)}
+    headers = {h.get("name"): h.get("header_type") for h in j.get("headers") or []
+               if isinstance(h, dict)}
+    stacks = {s.get("name"): s.get("header_type") for s in j.get("header_stacks") or []
+              if isinstance(s, dict)}
+    for p in j.get("parsers") or []:
+        for st in (p.get("parse_states") or []) if isinstance(p, dict) else []:
+            if not isinstance(st, dict):
+                continue
+            for op in st.get("parser_ops") or []:
+                check_parser_op(op)
+            keys = st.get("transition_key") or []
+            nbytes: int | None = 0
+            for k in keys:
+                if _type(k) not in KEY_TYPES:
+                    raise PipelineLoadError("Invalid entry in parse state key")
+                kb = _key_bytes(k, j, stacks, htypes, headers)
+                nbytes = None if kb is None or nbytes is None else nbytes + kb
+            if nbytes is None:
+                continue
+            for tr in st.get("transitions") or []:
+                if not isinstance(tr, dict):
+                    continue
+                ttype = tr.get("type", "hexstr")
+                if ttype != "hexstr" or tr.get("value") in (None, "default"):
+                    continue
+                got = _hex_bytes(tr.get("value"))
+                if got is not None and got != nbytes:
+                    raise PipelineLoadError(
+                        f"Parser transition value has incorrect width, expected width is "
+                        f"{nbytes} bytes but actual width is {got} bytes")
+                mask = tr.get("mask")
+                got = _hex_bytes(mask) if mask is not None else None
+                if got is not None and got != nbytes:
+                    raise PipelineLoadError(
+                        f"Parser transition mask has incorrect width, expected width is "
+                        f"{nbytes} bytes but actual width is {got} bytes")
+
+
+def check_dialect(j: dict) -> None:
+    """Raise :class:`PipelineLoadError` for the first form BMv2 1.15's loader would refuse."""
+    for ht in j.get("header_types") or []:
+        if isinstance(ht, dict) and "length_exp" in ht:
+            check_expression(ht["length_exp"])
+    check_parsers(j)
+    for d in j.get("deparsers") or []:
+        for prim in (d.get("primitives") or []) if isinstance(d, dict) else []:
+            check_primitive(prim, 0, str(d.get("name")))
+    for a in j.get("actions") or []:
+        if not isinstance(a, dict):
+            continue
+        rd = a.get("runtime_data")
+        nparams = len(rd) if isinstance(rd, list) else 0
+        for prim in a.get("primitives") or []:
+            check_primitive(prim, nparams, str(a.get("name")))
+    actions = {a.get("id"): a for a in j.get("actions") or [] if isinstance(a, dict)}
+    for pl in j.get("pipelines") or []:
+        if not isinstance(pl, dict):
+            continue
+        for t in pl.get("tables") or []:
+            if not isinstance(t, dict):
+                continue
+            lpm = [k for k in t.get("key") or [] if isinstance(k, dict)
+                   and k.get("match_type") == "lpm"]
+            if len(lpm) > 1:
+                raise PipelineLoadError(f"Table '{t.get('name')}' features 2 LPM match fields")
+        for c in pl.get("conditionals") or []:
+            if isinstance(c, dict):
+                check_expression(c.get("expression"))
+        for ac in pl.get("action_calls") or []:
+            a = actions.get(ac.get("action_id")) if isinstance(ac, dict) else None
+            if a is not None and a.get("runtime_data"):
+                raise PipelineLoadError(f"Cannot call action '{a.get('name')}' directly from "
+                                        "control as it expects parameters")
+    for ck in j.get("checksums") or []:
+        if isinstance(ck, dict) and ck.get("if_cond") is not None:
+            check_expression(ck["if_cond"])
+    for calc in j.get("calculations") or []:
+        for el in (calc.get("input") or []) if isinstance(calc, dict) else []:
+            if _type(el) not in ("field", "hexstr", "header", "payload"):
+                raise PipelineLoadError(f"Unsupported input type '{_type(el)}' for calculation "
+                                        f"'{calc.get('name')}'")
+    for fl in j.get("field_lists") or []:
+        for el in (fl.get("elements") or []) if isinstance(fl, dict) else []:
+            if _type(el) not in ("field", "hexstr"):
+                raise PipelineLoadError(f"Invalid entry type '{_type(el)}' in field list")
