@@ -130,12 +130,17 @@ class ParserGen:
 
     def extract_vl_lines(self, h: HeaderInfo, vl_len: str) -> list[str]:
         """extract_VL: the varbit field's length in bits comes from an expression."""
+        # BMv2's extract_VL checks in this order: a length that is not a whole number of
+        # bytes is ParserInvalidArgument, then PacketTooShort, then a header longer than its
+        # type's max_length is HeaderTooShort.
         hts = self.ctx.p.errors["HeaderTooShort"]
-        out = [f"L = {vl_len}",
-               f"if L < 0 or L > {h.max_vl_bits} or L & 7: raise _PE({hts}, pos)",
-               f"r = {h.nbits} + L", "e = pos + (r >> 3)",
-               f"if e > n: raise _PE({self.ctx.too_short}, pos)",
-               "v = int.from_bytes(B[pos:e], 'big')"]
+        pia = self.ctx.p.errors["ParserInvalidArgument"]
+        out = [] if vl_len == "L" else [f"L = {vl_len}"]
+        out += [f"if L & 7: raise _PE({pia}, pos)",
+                f"r = {h.nbits} + L", "e = pos + (r >> 3)",
+                f"if e > n: raise _PE({self.ctx.too_short}, pos)",
+                f"if L < 0 or L > {h.max_vl_bits}: raise _PE({hts}, pos)",
+                "v = int.from_bytes(B[pos:e], 'big')"]
         for i, (_, w, s) in enumerate(h.fields):
             if i == h.vl_index:
                 out += ["r -= L", f"F[{h.base + i}] = (v >> r) & ((1 << L) - 1)",
@@ -147,6 +152,36 @@ class ParserGen:
         out += [f"F[{h.valid_slot}] = 1", "pos = e"]
         out += [f"F[{vs}] = 0" for vs in h.union_siblings]
         return out
+
+    def advance_lines(self, op: str, amount: str) -> list[str]:
+        """``advance`` (an amount in bits) or the legacy ``shift`` (in bytes), as BMv2's
+        ParserOpAdvance / ParserOpShift: an amount in bits that is not a multiple of 8 is
+        error.ParserInvalidArgument, and an amount past the end of the packet is
+        error.PacketTooShort raised *before* moving, so the bytes from the current position
+        on stay in the payload."""
+        out = [f"L = {amount}"]
+        if op == "advance":
+            out += [f"if L & 7: raise _PE({self.ctx.p.errors['ParserInvalidArgument']}, pos)",
+                    "L >>= 3"]
+        return out + [f"if pos + L > n: raise _PE({self.ctx.too_short}, pos)", "pos += L"]
+
+    def stack_extract_vl(self, sname: Any, vl_len: str, sobe: int, traced: bool) -> list[str]:
+        """``extract_VL`` into ``stack.next`` (BMv2's ParserOpExtractStack with a length):
+        StackOutOfBounds when the stack is full, else the VL extract into that element."""
+        stk = self.ctx.lay.stack(sname)
+        xs = []
+        for hn in stk.headers:
+            xf = self.ctx.fresh("x")
+            xs.append(xf)
+            lines = self.extract_lines(self.ctx.lay.headers[hn], traced, "L")
+            self.ctx.src += ([f"def {xf}(B, n, pos, F, L):"] + _ind(lines)
+                             + ["    return pos", ""])
+        tab = self.ctx.fresh("xs")
+        self.ctx.src += [f"{tab} = ({', '.join(xs)},)", ""]
+        return [f"i = F[{stk.next_slot}]",
+                f"if i >= {len(stk.headers)}: raise _PE({sobe}, pos)",
+                f"pos = {tab}[i](B, n, pos, F, {vl_len})",
+                f"F[{stk.next_slot}] = i + 1"]
 
     def parser(self, traced: bool) -> str:
         prs = self.ctx.p.json["parsers"][0]
@@ -165,7 +200,6 @@ class ParserGen:
         if init not in fnames:
             raise PipelineLoadError(f"parser init_state {init!r} is not a parse state")
         sobe = self.ctx.p.errors["StackOutOfBounds"]
-        nomatch = self.ctx.p.errors["NoMatch"]
         looping = _cyclic_states(states)
         # Parser loop bound (see PARSER_STEPS_PER_BYTE): only states on a cycle of the state
         # graph count their visits, so a loop-free parser pays nothing per packet.
@@ -224,10 +258,14 @@ class ParserGen:
                         raise PipelineLoadError(f"{where}: unsupported extract type {kind!r}")
                 elif o == "extract_VL":
                     if len(args) != 2 or not isinstance(args[0], dict) \
-                            or args[0].get("type") != "regular":
+                            or args[0].get("type") not in ("regular", "stack"):
                         raise PipelineLoadError(f"{where}: extract_VL takes a header and a length")
-                    h = self.ctx.lay.header(args[0].get("value"))
-                    body += self.extract_lines(h, traced, self.ctx.eg.data(args[1], where))
+                    vl = self.ctx.eg.data(args[1], where)
+                    if args[0].get("type") == "regular":
+                        h = self.ctx.lay.header(args[0].get("value"))
+                        body += self.extract_lines(h, traced, vl)
+                    else:
+                        body += self.stack_extract_vl(args[0].get("value"), vl, sobe, traced)
                 elif o == "set":
                     if len(args) != 2:
                         raise PipelineLoadError(f"{where}: set takes two parameters")
@@ -242,9 +280,7 @@ class ParserGen:
                 elif o in ("advance", "shift"):
                     if len(args) != 1:
                         raise PipelineLoadError(f"{where}: {o} takes one parameter")
-                    amount = self.ctx.eg.data(args[0], where)
-                    step = f"({amount}) >> 3" if o == "advance" else f"({amount})"
-                    body += [f"pos += {step}", f"if pos > n: raise _PE({self.ctx.too_short}, n)"]
+                    body += self.advance_lines(o, self.ctx.eg.data(args[0], where))
                 elif o == "primitive":
                     if len(args) != 1:
                         raise PipelineLoadError(f"{where}: primitive takes one parameter")
@@ -254,7 +290,7 @@ class ParserGen:
                 else:
                     raise PipelineLoadError(f"{where}: unsupported parser op {o!r}")
             bodies[sname] = body
-            trans[sname] = self.transitions(st, fnames, nomatch, where, traced)
+            trans[sname] = self.transitions(st, fnames, where, traced)
         # A state that always goes on to the same other state runs that state's body inline
         # instead of returning to the parse loop: a byte-by-byte loop (select state, extract
         # state) then costs one call per byte instead of two. One level only, so it is finite.
@@ -279,7 +315,7 @@ class ParserGen:
             self.ctx.src += [f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(code) + [""]
         return fnames[init]
 
-    def transitions(self, st: dict, fnames: dict[str, str], nomatch: int, where: str,
+    def transitions(self, st: dict, fnames: dict[str, str], where: str,
                     traced: bool) -> list[str]:
         def target(nxt: Any) -> str:
             if nxt is None:
@@ -324,5 +360,10 @@ class ParserGen:
                 m = hexint(mask, where)
                 out.append(f"if k & {m} == {val & m}: return {nxt}, pos")
         if not has_default:
-            out.append(f"raise _PE({nomatch}, pos)")
+            # BMv2 (ParseState::find_next_state): no case matched and the JSON has no default
+            # transition -> its default_next_state, which is null, i.e. accept, with
+            # parser_error still NoError. p4c-bm2-ss 1.2.4 emits no default for a select
+            # without one (its simple_switch mid end lacks HandleNoMatch), so the P4_16 spec's
+            # error.NoMatch never happens on p4c + BMv2; softnic does the same.
+            out.append("return None, pos")
         return out

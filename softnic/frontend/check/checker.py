@@ -17,6 +17,7 @@ from softnic.frontend.check.functions import FunctionsMixin
 from softnic.frontend.check.parsers import ParsersMixin
 from softnic.frontend.check.resolve import ResolveMixin
 from softnic.frontend.check.side_effects import SideEffectsMixin
+from softnic.frontend.check.stacks import StacksMixin
 from softnic.frontend.check.statements import StatementsMixin
 from softnic.frontend.check.tables import TablesMixin
 from softnic.frontend.errors import CompileError
@@ -35,6 +36,7 @@ class Checker(
     ParsersMixin,
     ControlsMixin,
     TablesMixin,
+    StacksMixin,
 ):
     """Checks a whole program; construct with the parsed program, then call :meth:`run`."""
 
@@ -46,3 +48,4 @@ class Checker(
             # the user can fix anything.
             raise CompileError(None, "No main package instantiation found; declare one, e.g. "
                                "'V1Switch(MyParser(), ..., MyDeparser()) main;'")
+        self.check_stack_contexts()
