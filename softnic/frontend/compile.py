@@ -17,7 +17,7 @@ from softnic.frontend import ast
 from softnic.frontend.check import Checker
 from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
-from softnic.frontend.lower import Program
+from softnic.frontend.lower import lower_program
 from softnic.frontend.p4rt_resources import collect_resources
 from softnic.frontend.passes import run_passes
 from softnic.frontend.resources import ProgramResources
@@ -34,13 +34,12 @@ def compile_program(
     run_passes(prog)
     chk = Checker(prog)
     chk.run()
-    lowering = Program(chk, program_name)
-    bmv2_json = lowering.run()
+    bmv2_json, lower_warnings = lower_program(chk, program_name)
     # after the lowering, which refuses what the target cannot run before anything else
     resources = collect_resources(chk, program_name)
     if warnings is not None:
         warnings.extend(chk.warnings)
-        warnings.extend(lowering.warnings)
+        warnings.extend(lower_warnings)
     return bmv2_json, resources
 
 

@@ -1,9 +1,13 @@
 """Lowering of a checked v1model program to BMv2 JSON (behavioral-model docs/JSON_format.md).
 
-:class:`Program` owns everything that is global in the JSON (header layout, actions, extern
-arrays, calculations, learn lists, field lists, checksums, name and id counters) and fills
-:class:`ProgramResources` for the P4Info writer on the way. The per-construct work lives in
-``lower_parser``, ``lower_control`` (pipelines, deparser, checksums) and ``lower_stmt``.
+:func:`lower_program` is the driver: it runs the lowering steps in order (parser, checksum
+controls, ingress, egress, deparser, then the extern arrays) and assembles the JSON.
+:class:`LowerContext` is the state they share, passed to every per-construct lowerer: the header
+layout, the JSON's global tables (actions, calculations, learn lists, field lists, checksums),
+the name and id counters and the warnings. The per-construct work lives in ``lower_parser``,
+``lower_control`` (pipelines, deparser, checksums), ``lower_stmt`` and ``lower_expr``.
+
+The P4Info is not built here: ``p4rt_resources`` builds it from the checked program.
 """
 
 from __future__ import annotations
@@ -11,27 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.check import Checker, annotation, annotation_string, err
+from softnic.frontend.check import Checker, annotation_string, err
 from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.layout import JsonLoc, Layout, Loc, StructLoc
 from softnic.frontend.lower_control import ControlLowerer, lower_checksums, lower_deparser
 from softnic.frontend.lower_expr import ExprLowerer, field_ref
 from softnic.frontend.lower_parser import lower_parser
 from softnic.frontend.lower_stmt import StmtLowerer, source_info
-from softnic.frontend.resources import (
-    ActionInfo,
-    ActionParamInfo,
-    ControllerHeaderInfo,
-    CounterInfo,
-    DigestInfo,
-    MeterInfo,
-    ProgramResources,
-    RegisterInfo,
-    StructFieldInfo,
-)
 from softnic.frontend.scope import Sym
 from softnic.frontend.types import (
-    BitT,
     EnumT,
     ExternT,
     HeaderT,
@@ -43,17 +35,21 @@ from softnic.frontend.types import (
     is_scalar,
 )
 
-# Annotations p4c does not copy into P4Info (``@noWarn`` is copied: NoAction carries it).
-HIDDEN_ANNOTATIONS = {"name", "id", "tableonly", "defaultonly", "hidden", "metadata",
-                      "alias", "field_list", "controller_header"}
 
+class LowerContext:
+    """The state one lowering shares between its steps: what is global in the BMv2 JSON.
 
-class Program:
+    ``layout`` holds the header types and instances; ``actions``, ``calculations``,
+    ``learn_lists``, ``field_lists`` and ``checksums`` are the JSON's global arrays, filled by
+    the per-construct lowerers through the methods below; ``names`` and ``ids`` keep the
+    generated names and ids unique; ``roots`` maps block parameter types to their storage and
+    ``instances`` lists the extern instances in declaration order.
+    """
+
     def __init__(self, chk: Checker, program_name: str) -> None:
         self.chk = chk
         self.program_name = program_name
         self.layout = Layout()
-        self.resources = ProgramResources(program_name=program_name)
         self.actions: list[dict[str, Any]] = []
         self.action_ids: dict[str, int] = {}
         self.calculations: list[dict[str, Any]] = []
@@ -102,23 +98,6 @@ class Program:
     def fresh_cond_name(self) -> str:
         return f"node_{self.next_id('node') + 2}"
 
-    def annotations(self, node: Any) -> list[str]:
-        out = []
-        for a in getattr(node, "annotations", []) or []:
-            if a.name in HIDDEN_ANNOTATIONS:
-                continue
-            out.append(f"@{a.name}({a.raw})" if a.raw else f"@{a.name}")
-        return out
-
-    def anno_id(self, node: Any) -> int | None:
-        a = annotation(node, "id")
-        if a is None:
-            return None
-        try:
-            return int(a.raw.strip(), 0)
-        except ValueError as exc:
-            raise err(a, f"@id({a.raw}): expected an integer") from exc
-
     # ------------------------------------------------------------------ actions
 
     def add_action_json(self, name: str, runtime_data: list[dict[str, Any]],
@@ -137,7 +116,6 @@ class Program:
         d: ast.ActionDecl = sym.decl
         env2 = dict(env)
         rd: list[dict[str, Any]] = []
-        params: list[ActionParamInfo] = []
         for p in d.params:
             psym = self.chk.decl_syms[id(p)]
             t = psym.type
@@ -149,14 +127,9 @@ class Program:
             # the control-plane name: @name keeps it when desugaring renamed the parameter
             pname = annotation_string(p, "name") or p.name
             rd.append({"name": pname, "bitwidth": w})
-            params.append(ActionParamInfo(pname, w, self.annotations(p)))
         sl = StmtLowerer(self, env2, "action", sym.qualified)
         sl.stmts(d.body.stmts)
-        aid = self.add_action_json(sym.qualified, rd, sl.ops, d)
-        self.resources.actions.append(
-            ActionInfo(sym.qualified, params, self.annotations(d), self.anno_id(d))
-        )
-        return aid
+        return self.add_action_json(sym.qualified, rd, sl.ops, d)
 
     # ------------------------------------------------------------------ calculations etc.
 
@@ -172,16 +145,15 @@ class Program:
 
     def add_learn_list(self, name: str, elems: list[dict[str, Any]],
                        fields: list[tuple[str, int]], node: ast.Node) -> int:
+        """The id of the learn list ``name`` with these elements (added when new). ``fields``
+        (the digest struct's fields) is not needed here any more: P4Info takes them from the
+        checked program."""
         for ll in self.learn_lists:
             if ll["name"] == name and ll["elements"] == elems:
                 return ll["id"]
         lid = len(self.learn_lists) + 1
         self.learn_lists.append({"id": lid, "name": name, "source_info": source_info(node, ""),
                                  "elements": elems})
-        if not any(dg.name == name for dg in self.resources.digests):
-            self.resources.digests.append(
-                DigestInfo(name, [StructFieldInfo(n, w) for n, w in fields])
-            )
         return lid
 
     def field_list_id(self, index: Any, node: ast.Node) -> int:
@@ -264,175 +236,173 @@ class Program:
                 pass
         return env
 
-    # ------------------------------------------------------------------ whole program
 
-    def run(self) -> dict[str, Any]:
-        main = self.chk.main
-        assert main is not None
-        blocks = []
-        for a in main.args:
-            info = self.chk.calls.get(id(a.value))
-            if info is None:
-                raise err(a, "main: expected parser/control instantiations")
-            blocks.append(info.decl)
-        if len(blocks) != 6:
-            raise err(main, "main: only V1Switch(parser, verifyChecksum, ingress, egress, "
-                      "computeChecksum, deparser) is supported")
-        parser_d, vck_d, ig_d, eg_d, ck_d, dep_d = blocks
-        for d, kind in ((parser_d, ast.ParserDecl), (vck_d, ast.ControlDecl),
-                        (ig_d, ast.ControlDecl), (eg_d, ast.ControlDecl),
-                        (ck_d, ast.ControlDecl), (dep_d, ast.ControlDecl)):
-            if not isinstance(d, kind):
-                raise err(main, f"main: {d.name} has the wrong kind of block")
-        for d in self.chk.prog.decls:
-            if isinstance(d, ast.InstantiationDecl) and d is not main and id(d) in (
-                self.chk.decl_syms
-            ):
-                self.instances.append(self.chk.decl_syms[id(d)])
-        # standard_metadata first, then the header struct (p4c's instance order)
-        if len(parser_d.params) > 3:
-            self.root_for(self.chk.decl_syms[id(parser_d.params[3])].type, parser_d.params[3],
-                          False)
-        self.root_for(self.chk.decl_syms[id(parser_d.params[1])].type, parser_d.params[1], False)
-        p_env = self.block_env(parser_d, 2)
-        parsers = [lower_parser(self, parser_d, p_env)]
-        vck_env = self.block_env(vck_d, 1)
-        lower_checksums(self, vck_d, vck_env, verify=True)
-        ig = ControlLowerer(self, ig_d, self.block_env(ig_d, 1), "ingress").lower()
-        eg = ControlLowerer(self, eg_d, self.block_env(eg_d, 1), "egress").lower()
-        ck_env = self.block_env(ck_d, 1)
-        lower_checksums(self, ck_d, ck_env, verify=False)
-        deparsers = [lower_deparser(self, dep_d, self.block_env(dep_d, None))]
-        self.number_pipeline_nodes([ig, eg])
-        self.layout.finish()
-        self.collect_controller_headers()
-        counters, meters, registers = self.extern_arrays()
-        return {
-            "header_types": self.layout.header_types,
-            "headers": self.layout.headers,
-            "header_stacks": self.layout.header_stacks,
-            "header_union_types": self.layout.header_union_types,
-            "header_unions": self.layout.header_unions,
-            "header_union_stacks": [],
-            "field_lists": self.field_lists,
-            "errors": [[e, i] for i, e in enumerate(self.chk.errors)],
-            "enums": [],
-            "parsers": parsers,
-            "parse_vsets": [],
-            "deparsers": deparsers,
-            "meter_arrays": meters,
-            "counter_arrays": counters,
-            "register_arrays": registers,
-            "calculations": self.calculations,
-            "learn_lists": self.learn_lists,
-            "actions": self.actions,
-            "pipelines": [ig, eg],
-            "checksums": self.checksums,
-            "force_arith": [],
-            "extern_instances": [],
-            "field_aliases": self.field_aliases(),
-            "program": self.program_name,
-            "__meta__": {"version": [2, 23], "compiler": "https://github.com/p4lang/p4c"},
-        }
+# Transitional name: the per-construct modules still annotate their parameter as ``Program``.
+Program = LowerContext
 
-    def number_pipeline_nodes(self, pipes: list[dict[str, Any]]) -> None:
-        tid = 0
-        cid = 0
-        for p in pipes:
-            for t in p["tables"]:
-                t["id"] = tid
-                tid += 1
-            for c in p["conditionals"]:
-                c["id"] = cid
-                cid += 1
 
-    def field_aliases(self) -> list[Any]:
-        sm = self.roots.get("standard_metadata")
-        if not isinstance(sm, StructLoc):
-            return []
-        out = []
-        for fn, annos in sm.type.field_annotations:
-            for aname, raw in annos:
-                if aname == "alias":
-                    out.append([raw.strip().strip('"'), ["standard_metadata", fn]])
-        return out
+# ---------------------------------------------------------------------- the driver
 
-    def collect_controller_headers(self) -> None:
-        for sym in self.chk.top.syms.values():
-            t = sym.type
-            if sym.kind == "type" and isinstance(t, HeaderT):
-                a = annotation_string(sym.decl, "controller_header")
-                if a is not None:
-                    self.resources.controller_headers.append(ControllerHeaderInfo(
-                        a, [StructFieldInfo(fn, bit_width(ft)) for fn, ft in t.fields],
-                        self.annotations(sym.decl), self.anno_id(sym.decl),
-                        type_name=sym.name))
 
-    def extern_arrays(self) -> tuple[list[Any], list[Any], list[Any]]:
-        counters: list[dict[str, Any]] = []
-        meters: list[dict[str, Any]] = []
-        registers: list[dict[str, Any]] = []
-        x = ExprLowerer(self.chk, {})
-        for sym in self.instances:
-            t = sym.type
-            d: ast.InstantiationDecl = sym.decl
-            if not isinstance(t, ExternT):
-                continue
-            args = [x.const(a.value) for a in d.args]
-            name = sym.qualified
-            si = source_info(d, d.name)
-            annos = self.annotations(d)
-            aid = self.anno_id(d)
-            if t.name == "register":
-                et = t.args[0]
-                if not is_scalar(et):
-                    raise err(d, f"{name}: register cells of type {et.show()} are unsupported")
-                w = bit_width(et)
-                registers.append({"name": name, "id": len(registers), "source_info": si,
-                                  "size": args[0], "bitwidth": w})
-                self.resources.registers.append(RegisterInfo(
-                    name, w, args[0], isinstance(et, BitT) and et.signed, annos, aid))
-            elif t.name in ("counter", "direct_counter"):
-                direct = t.name == "direct_counter"
-                kind = enum_member(x, d.args[-1].value)
-                unit = {"packets": "PACKETS", "bytes": "BYTES"}.get(kind, "BOTH")
-                entry: dict[str, Any] = {"name": name, "id": len(counters), "source_info": si}
-                if direct:
-                    table = self.direct_bindings.get(("counter", name))
-                    if table is None:
-                        continue  # unattached direct counters are dropped, as p4c does
-                    entry.update({"is_direct": True, "binding": table})
-                else:
-                    entry.update({"size": args[0], "is_direct": False})
-                counters.append(entry)
-                self.resources.counters.append(CounterInfo(
-                    name, unit, 0 if direct else args[0],
-                    self.direct_bindings.get(("counter", name)), annos, aid))
-            elif t.name in ("meter", "direct_meter"):
-                direct = t.name == "direct_meter"
-                kind = enum_member(x, d.args[-1].value)
-                entry = {"name": name, "id": len(meters), "source_info": si}
-                if direct:
-                    table = self.direct_bindings.get(("meter", name))
-                    if table is None:
-                        continue
-                    target = self.direct_meter_targets.get(name)
-                    if target is None:
-                        raise err(d, f"{name}: direct meter is never read")
-                    entry.update({"is_direct": True, "rate_count": 2, "type": kind,
-                                  "size": 1024, "binding": table, "result_target": target})
-                else:
-                    entry.update({"is_direct": False, "size": args[0], "rate_count": 2,
-                                  "type": kind})
-                meters.append(entry)
-                self.resources.meters.append(MeterInfo(
-                    name, kind.upper(), 0 if direct else args[0],
-                    self.direct_bindings.get(("meter", name)), annos, aid))
-            elif t.name in ("packet_in", "packet_out"):
-                pass
+def lower_program(chk: Checker, program_name: str) -> tuple[dict[str, Any], list[CompileWarning]]:
+    """Lower the program ``chk`` has checked to BMv2 JSON; returns (JSON, warnings)."""
+    ctx = LowerContext(chk, program_name)
+    parser_d, vck_d, ig_d, eg_d, ck_d, dep_d = v1switch_blocks(chk)
+    ctx.instances.extend(top_level_instances(chk))
+    # standard_metadata first, then the header struct (p4c's instance order)
+    if len(parser_d.params) > 3:
+        ctx.root_for(chk.decl_syms[id(parser_d.params[3])].type, parser_d.params[3], False)
+    ctx.root_for(chk.decl_syms[id(parser_d.params[1])].type, parser_d.params[1], False)
+    # each block's environment is made just before the block is lowered: the layout allocates
+    # storage in that order
+    parsers = [lower_parser(ctx, parser_d, ctx.block_env(parser_d, 2))]
+    lower_checksums(ctx, vck_d, ctx.block_env(vck_d, 1), verify=True)
+    ig = ControlLowerer(ctx, ig_d, ctx.block_env(ig_d, 1), "ingress").lower()
+    eg = ControlLowerer(ctx, eg_d, ctx.block_env(eg_d, 1), "egress").lower()
+    lower_checksums(ctx, ck_d, ctx.block_env(ck_d, 1), verify=False)
+    deparsers = [lower_deparser(ctx, dep_d, ctx.block_env(dep_d, None))]
+    number_pipeline_nodes([ig, eg])
+    ctx.layout.finish()
+    counters, meters, registers = extern_arrays(ctx)
+    bmv2_json = {
+        "header_types": ctx.layout.header_types,
+        "headers": ctx.layout.headers,
+        "header_stacks": ctx.layout.header_stacks,
+        "header_union_types": ctx.layout.header_union_types,
+        "header_unions": ctx.layout.header_unions,
+        "header_union_stacks": [],
+        "field_lists": ctx.field_lists,
+        "errors": [[e, i] for i, e in enumerate(chk.errors)],
+        "enums": [],
+        "parsers": parsers,
+        "parse_vsets": [],
+        "deparsers": deparsers,
+        "meter_arrays": meters,
+        "counter_arrays": counters,
+        "register_arrays": registers,
+        "calculations": ctx.calculations,
+        "learn_lists": ctx.learn_lists,
+        "actions": ctx.actions,
+        "pipelines": [ig, eg],
+        "checksums": ctx.checksums,
+        "force_arith": [],
+        "extern_instances": [],
+        "field_aliases": field_aliases(ctx),
+        "program": program_name,
+        "__meta__": {"version": [2, 23], "compiler": "https://github.com/p4lang/p4c"},
+    }
+    return bmv2_json, ctx.warnings
+
+
+def v1switch_blocks(chk: Checker) -> tuple[ast.ParserDecl, ast.ControlDecl, ast.ControlDecl,
+                                           ast.ControlDecl, ast.ControlDecl, ast.ControlDecl]:
+    """The six blocks of ``V1Switch(parser, verifyChecksum, ingress, egress, computeChecksum,
+    deparser) main``."""
+    main = chk.main
+    assert main is not None
+    blocks = []
+    for a in main.args:
+        info = chk.calls.get(id(a.value))
+        if info is None:
+            raise err(a, "main: expected parser/control instantiations")
+        blocks.append(info.decl)
+    if len(blocks) != 6:
+        raise err(main, "main: only V1Switch(parser, verifyChecksum, ingress, egress, "
+                  "computeChecksum, deparser) is supported")
+    for d, kind in zip(blocks, (ast.ParserDecl, ast.ControlDecl, ast.ControlDecl,
+                                ast.ControlDecl, ast.ControlDecl, ast.ControlDecl), strict=True):
+        if not isinstance(d, kind):
+            raise err(main, f"main: {d.name} has the wrong kind of block")
+    parser_d, vck_d, ig_d, eg_d, ck_d, dep_d = blocks
+    return parser_d, vck_d, ig_d, eg_d, ck_d, dep_d
+
+
+def top_level_instances(chk: Checker) -> list[Sym]:
+    """The instances declared at the top level (``main`` excluded), in declaration order."""
+    return [chk.decl_syms[id(d)] for d in chk.prog.decls
+            if isinstance(d, ast.InstantiationDecl) and d is not chk.main
+            and id(d) in chk.decl_syms]
+
+
+def number_pipeline_nodes(pipes: list[dict[str, Any]]) -> None:
+    """Tables and conditionals are numbered across both pipelines, in JSON order."""
+    tid = 0
+    cid = 0
+    for p in pipes:
+        for t in p["tables"]:
+            t["id"] = tid
+            tid += 1
+        for c in p["conditionals"]:
+            c["id"] = cid
+            cid += 1
+
+
+def field_aliases(ctx: LowerContext) -> list[Any]:
+    """``@alias`` annotations on standard_metadata fields."""
+    sm = ctx.roots.get("standard_metadata")
+    if not isinstance(sm, StructLoc):
+        return []
+    out = []
+    for fn, annos in sm.type.field_annotations:
+        for aname, raw in annos:
+            if aname == "alias":
+                out.append([raw.strip().strip('"'), ["standard_metadata", fn]])
+    return out
+
+
+def extern_arrays(ctx: LowerContext) -> tuple[list[Any], list[Any], list[Any]]:
+    """The JSON's counter, meter and register arrays, from the instances in declaration order
+    (a direct counter or meter no table uses is dropped, as p4c does)."""
+    counters: list[dict[str, Any]] = []
+    meters: list[dict[str, Any]] = []
+    registers: list[dict[str, Any]] = []
+    x = ExprLowerer(ctx.chk, {})
+    for sym in ctx.instances:
+        t = sym.type
+        d: ast.InstantiationDecl = sym.decl
+        if not isinstance(t, ExternT):
+            continue
+        args = [x.const(a.value) for a in d.args]
+        name = sym.qualified
+        si = source_info(d, d.name)
+        if t.name == "register":
+            et = t.args[0]
+            if not is_scalar(et):
+                raise err(d, f"{name}: register cells of type {et.show()} are unsupported")
+            registers.append({"name": name, "id": len(registers), "source_info": si,
+                              "size": args[0], "bitwidth": bit_width(et)})
+        elif t.name in ("counter", "direct_counter"):
+            enum_member(x, d.args[-1].value)  # the CounterType must be a constant
+            entry: dict[str, Any] = {"name": name, "id": len(counters), "source_info": si}
+            if t.name == "direct_counter":
+                table = ctx.direct_bindings.get(("counter", name))
+                if table is None:
+                    continue
+                entry.update({"is_direct": True, "binding": table})
             else:
-                raise err(d, f"{name}: extern {t.name} is unsupported on this target")
-        return counters, meters, registers
+                entry.update({"size": args[0], "is_direct": False})
+            counters.append(entry)
+        elif t.name in ("meter", "direct_meter"):
+            kind = enum_member(x, d.args[-1].value)
+            entry = {"name": name, "id": len(meters), "source_info": si}
+            if t.name == "direct_meter":
+                table = ctx.direct_bindings.get(("meter", name))
+                if table is None:
+                    continue
+                target = ctx.direct_meter_targets.get(name)
+                if target is None:
+                    raise err(d, f"{name}: direct meter is never read")
+                entry.update({"is_direct": True, "rate_count": 2, "type": kind,
+                              "size": 1024, "binding": table, "result_target": target})
+            else:
+                entry.update({"is_direct": False, "size": args[0], "rate_count": 2,
+                              "type": kind})
+            meters.append(entry)
+        elif t.name in ("packet_in", "packet_out"):
+            pass
+        else:
+            raise err(d, f"{name}: extern {t.name} is unsupported on this target")
+    return counters, meters, registers
 
 
 def enum_member(x: ExprLowerer, e: ast.Expr) -> str:
@@ -454,4 +424,4 @@ def parse_ints(raw: str) -> list[int]:
     return out
 
 
-__all__ = ["Program", "StackT", "UnionT"]
+__all__ = ["LowerContext", "Program", "StackT", "UnionT", "lower_program"]

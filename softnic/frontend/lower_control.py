@@ -17,24 +17,23 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from softnic.frontend import ast
-from softnic.frontend.check import annotation, annotation_string, err
+from softnic.frontend.check import annotation_string, err
 from softnic.frontend.desugar import InlinedApply
 from softnic.frontend.layout import FieldLoc, HeaderLoc, JsonLoc, Loc, StackLoc, StructLoc, UnionLoc
 from softnic.frontend.lower_expr import ExprLowerer, field_ref, hexstr
 from softnic.frontend.lower_stmt import StmtLowerer, source_info
 from softnic.frontend.pretty import show_expr
-from softnic.frontend.resources import ActionRefInfo, MatchFieldInfo, TableInfo
 from softnic.frontend.types import ActionEnumT, ApplyResultT, BoolT, bit_width
 
 if TYPE_CHECKING:
-    from softnic.frontend.lower import Program
+    from softnic.frontend.lower import LowerContext
 
 MATCH_TYPES = {"exact": "exact", "lpm": "lpm", "ternary": "ternary", "range": "range",
                "optional": "optional"}
 
 
 class ControlLowerer:
-    def __init__(self, prog: Program, d: ast.ControlDecl, env: dict[int, Loc],
+    def __init__(self, prog: LowerContext, d: ast.ControlDecl, env: dict[int, Loc],
                  pipeline: str) -> None:
         self.prog = prog
         self.chk = prog.chk
@@ -378,7 +377,7 @@ class ControlLowerer:
         d: ast.TableDecl = sym.decl
         props = {p.name: p for p in d.properties}
         keys: list[dict[str, Any]] = []
-        mfields: list[MatchFieldInfo] = []
+        widths: list[int] = []
         pre = StmtLowerer(self.prog, self.env, "action")
         kinds: list[str] = []
         for k in props["key"].keys if "key" in props else []:
@@ -389,8 +388,7 @@ class ControlLowerer:
             kname = annotation_string(k, "name") or show_expr(k.expr)
             target, kmask, width = self.key_target(k.expr, pre)
             keys.append({"match_type": mt, "name": kname, "target": target, "mask": kmask})
-            mfields.append(MatchFieldInfo(kname, width, mt.upper(),
-                                          self.prog.annotations(k)))
+            widths.append(width)
         if "range" in kinds:
             tmt = "range"
         elif "ternary" in kinds or "optional" in kinds:
@@ -404,7 +402,6 @@ class ControlLowerer:
         refs = list(props["actions"].actions)
         scope = self.chk.scopes[id(d)]
         action_syms = []
-        ref_infos: list[ActionRefInfo] = []
         for r in refs:
             asym = scope.lookup(r.name)
             assert asym is not None
@@ -412,12 +409,6 @@ class ControlLowerer:
                 raise err(r, f"{r.name}: actions with directional parameters in a table are "
                           "unsupported on this target")
             action_syms.append(asym)
-            sc = "TABLE_AND_DEFAULT"
-            if annotation(r, "tableonly"):
-                sc = "TABLE_ONLY"
-            elif annotation(r, "defaultonly"):
-                sc = "DEFAULT_ONLY"
-            ref_infos.append(ActionRefInfo(asym.qualified, sc, self.prog.annotations(r)))
         dflt = props.get("default_action")
         if dflt is None:
             na = self.chk.top.lookup("NoAction")
@@ -425,7 +416,6 @@ class ControlLowerer:
                 raise err(d, f"{d.name}: no default_action and NoAction is not declared")
             if "NoAction" not in [s.name for s in action_syms]:
                 action_syms.append(na)
-                ref_infos.append(ActionRefInfo(na.qualified, "DEFAULT_ONLY"))
         ids = [self.prog.ensure_action(s, self.env) for s in action_syms]
         names = [s.qualified for s in action_syms]
         tname = sym.qualified
@@ -446,20 +436,16 @@ class ControlLowerer:
             "base_default_next": None,
             "next_tables": {},
         }
-        info = TableInfo(tname, mfields, ref_infos, size=size,
-                         annotations=self.prog.annotations(d), id=self.prog.anno_id(d))
         if "support_timeout" in props:
             tj["support_timeout"] = bool(self.x.const(props["support_timeout"].value))
         if "counters" in props:
             cname = self.instance_of(props["counters"].value)
             tj["with_counters"] = True
             self.prog.bind_direct("counter", cname, tname)
-            info.direct_counters.append(cname)
         if "meters" in props:
             mname = self.instance_of(props["meters"].value)
             tj["direct_meters"] = mname
             self.prog.bind_direct("meter", mname, tname)
-            info.direct_meters.append(mname)
         if dflt is not None:
             dcall = dflt.value
             assert isinstance(dcall, ast.Call)
@@ -468,23 +454,13 @@ class ControlLowerer:
             data = self.action_data(dinfo)
             tj["default_entry"] = {"action_id": aid, "action_const": dflt.is_const,
                                    "action_data": data, "action_entry_const": dflt.is_const}
-            if dflt.is_const:
-                info.const_default_action = dinfo.sym.qualified
-            else:
-                info.initial_default_action = dinfo.sym.qualified
-                info.initial_default_args = [int(v, 16) for v in data]
         else:
             tj["default_entry"] = {"action_id": ids[names.index("NoAction")],
                                    "action_const": False, "action_data": [],
                                    "action_entry_const": False}
-            info.initial_default_action = "NoAction"
         if "entries" in props:
             ep = props["entries"]
-            tj["entries"] = self.entries(ep, kinds, tmt, keys_w=[f.bitwidth for f in mfields],
-                                         table=d)
-            info.is_const_table = ep.is_const
-            info.has_initial_entries = True
-        self.prog.resources.tables.append(info)
+            tj["entries"] = self.entries(ep, kinds, tmt, keys_w=widths, table=d)
         return tj, pre.ops
 
     def instance_of(self, e: ast.Expr | None) -> str:
@@ -649,7 +625,7 @@ def contains_apply(e: Any, cl: ControlLowerer) -> bool:
 # ---------------------------------------------------------------------- deparser, checksums
 
 
-def lower_deparser(prog: Program, d: ast.ControlDecl, env: dict[int, Loc]) -> dict[str, Any]:
+def lower_deparser(prog: LowerContext, d: ast.ControlDecl, env: dict[int, Loc]) -> dict[str, Any]:
     x = ExprLowerer(prog.chk, env)
     order: list[str] = []
 
@@ -694,7 +670,7 @@ def lower_deparser(prog: Program, d: ast.ControlDecl, env: dict[int, Loc]) -> di
             "primitives": []}
 
 
-def lower_checksums(prog: Program, d: ast.ControlDecl, env: dict[int, Loc],
+def lower_checksums(prog: LowerContext, d: ast.ControlDecl, env: dict[int, Loc],
                     verify: bool) -> None:
     sl = StmtLowerer(prog, env, "action")
     for s in flatten(d.apply.stmts):
