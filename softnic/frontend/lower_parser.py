@@ -20,17 +20,17 @@ from softnic.frontend.pretty import show_expr
 from softnic.frontend.types import bit_width
 
 if TYPE_CHECKING:
-    from softnic.frontend.lower import Program
+    from softnic.frontend.lower import LowerContext
 
 
-def lower_parser(prog: Program, d: ast.ParserDecl, env: dict[int, Loc]) -> dict[str, Any]:
+def lower_parser(prog: LowerContext, d: ast.ParserDecl, env: dict[int, Loc]) -> dict[str, Any]:
     states = []
     for st in d.states:
         states.append(lower_state(prog, st, env))
     return {"name": "parser", "id": 0, "init_state": "start", "parse_states": states}
 
 
-def lower_state(prog: Program, st: ast.ParserState, env: dict[int, Loc]) -> dict[str, Any]:
+def lower_state(prog: LowerContext, st: ast.ParserState, env: dict[int, Loc]) -> dict[str, Any]:
     sl = StmtLowerer(prog, env, mode="parser")
     sl.stmts(st.stmts)
     tr = st.transition
@@ -55,14 +55,14 @@ def lower_state(prog: Program, st: ast.ParserState, env: dict[int, Loc]) -> dict
     }
 
 
-def next_state(prog: Program, name: str, node: ast.Node) -> Any:
+def next_state(prog: LowerContext, name: str, node: ast.Node) -> Any:
     if name == "reject":
         prog.warn(node, "Explicit transition to reject not supported on this target")
         return None
     return None if name == "accept" else name
 
 
-def default_transition(prog: Program, name: str, node: ast.Node) -> dict[str, Any]:
+def default_transition(prog: LowerContext, name: str, node: ast.Node) -> dict[str, Any]:
     return {"type": "default", "value": None, "mask": None,
             "next_state": next_state(prog, name, node)}
 
@@ -84,7 +84,7 @@ def select_key(sl: StmtLowerer, k: ast.Expr) -> dict[str, Any]:
     return ref
 
 
-def case_transition(prog: Program, sl: StmtLowerer, c: ast.SelectCase,
+def case_transition(prog: LowerContext, sl: StmtLowerer, c: ast.SelectCase,
                     widths: list[int]) -> list[dict[str, Any]]:
     """One select case as BMv2 transitions: several when a range keyset is expanded."""
     ks = c.keyset
