@@ -79,11 +79,42 @@ class DeclarationsMixin(CheckerState):
                     self.main = d
                 for a in d.args:
                     self.check_block_ctor(a.value, scope)
+                if isinstance(d.type, ast.TypeName) and d.type.args:
+                    self.check_package_type_args(d, t.decl, d.type.args, scope)
                 scope.declare(Sym("instance", d.name, t, d))
             else:
                 self.declare_instance(d, scope, "")
         else:
             raise err(d, f"{type(d).__name__}: unsupported top-level declaration")
+
+    def check_package_type_args(self, d: ast.InstantiationDecl, pkg: ast.PackageDecl,
+                                args: list[ast.Type], scope: Scope) -> None:
+        """``V1Switch<H, M>(...)``: each block passed must have the apply parameter types the
+        package parameter's type has with those arguments (p4c unifies them)."""
+        pscope = scope.child()
+        for tp, ta in zip(pkg.type_params, args, strict=False):
+            pscope.bind(Sym("type", tp, self.resolve_type(ta, scope), d))
+        names = [p.name for p in pkg.params]
+        for i, a in enumerate(d.args):
+            j = names.index(a.name) if a.name in names else i
+            info = self.calls.get(id(a.value))
+            if j >= len(pkg.params) or info is None:
+                continue
+            pt = pkg.params[j].type
+            bt = scope.lookup(pt.name) if isinstance(pt, ast.TypeName) else None
+            btd = bt.decl if bt is not None else None
+            if not isinstance(btd, (ast.ParserTypeDecl, ast.ControlTypeDecl)):
+                continue
+            bscope = scope.child()
+            for tp, ta in zip(btd.type_params, pt.args, strict=False):
+                bscope.bind(Sym("type", tp, self.resolve_type(ta, pscope), d))
+            for want_p, have_p in zip(btd.params, info.decl.params, strict=False):
+                want = self.resolve_type(want_p.type, bscope)
+                have = self.decl_syms[id(have_p)].type if id(have_p) in self.decl_syms else None
+                if have is not None and have != want:
+                    raise err(a, f"{show_expr(a.value)}: Cannot unify {have.show()} to "
+                              f"{want.show()} (parameter {have_p.name} of {info.decl.name}, "
+                              f"{d.type.name}<...> expects {want.show()})")
 
     def check_block_ctor(self, e: ast.Expr, scope: Scope) -> None:
         if not (isinstance(e, ast.Call) and isinstance(e.target, ast.PathExpr)):

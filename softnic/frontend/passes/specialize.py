@@ -12,6 +12,11 @@ names a copy of ``G`` whose type parameters are replaced by those arguments. The
 arguments specialises the declaration in place, keeping its name (and so the control-plane names
 of its tables, ``G.t``); each further set gets a copy under a fresh name. A generic parser or
 control that is never instantiated is removed, as p4c's RemoveAllUnusedDeclarations removes it.
+
+Constructor parameters of a parser or control type (``control C(...)(SubT s)`` instantiated
+as ``C(Sub())``) are specialised the same way, as p4c's SpecializeAll does: the copy of ``C``
+declares ``Sub() s;`` as a local instead of the parameter, so ``s.apply(...)`` is an ordinary
+sub-control (or sub-parser) call that the inlining passes then expand.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 from softnic.frontend import ast
 from softnic.frontend.desugar import Names, transform, walk
 from softnic.frontend.errors import CompileError
-from softnic.frontend.pretty import show_type
+from softnic.frontend.pretty import show_expr, show_type
 
 BLOCKS = (ast.ControlDecl, ast.ParserDecl)
 
@@ -52,30 +57,43 @@ class Specialize:
         self.names = Names(prog)
         self.decls: dict[str, Any] = {d.name: d for d in prog.decls if isinstance(d, ast.Decl)}
         self.generic = {d.name: d for d in prog.decls
-                        if isinstance(d, BLOCKS) and d.type_params}
+                        if isinstance(d, BLOCKS) and (d.type_params or self.block_params(d))}
         self.originals = {n: copy.deepcopy(d) for n, d in self.generic.items()}
         # generic name -> {type-argument key: specialised name}
         self.done: dict[str, dict[tuple[str, ...], str]] = {n: {} for n in self.generic}
         self.new_decls: dict[str, list[Any]] = {n: [] for n in self.generic}
 
+    def block_params(self, d: Any) -> list[ast.Param]:
+        """The constructor parameters of ``d`` whose type is a parser or control type."""
+        out = []
+        for p in d.ctor_params:
+            t = self.decls.get(p.type.name.lstrip(".")) if isinstance(
+                p.type, ast.TypeName) else None
+            if isinstance(t, (ast.ParserTypeDecl, ast.ControlTypeDecl) + BLOCKS):
+                out.append(p)
+        return out
+
     def run(self) -> ast.Program:
         if not self.generic:
             return self.prog
+        work: list[Any] = []
         for d in self.prog.decls:
             if isinstance(d, ast.InstantiationDecl):
-                self.package(d)
+                work.extend(self.package(d))
         # locals instantiating generic blocks; a specialised copy may itself contain some
-        work = [d for d in self.prog.decls if isinstance(d, BLOCKS) and not d.type_params]
+        work += [d for d in self.prog.decls if isinstance(d, BLOCKS) and d.name not in
+                 self.generic]
         while work:
             d = work.pop(0)
             for x in d.locals:
                 if isinstance(x, ast.InstantiationDecl) and isinstance(x.type, ast.TypeName) and (
                         x.type.name.lstrip(".") in self.generic):
                     g = self.generic[x.type.name.lstrip(".")]
-                    if len(x.type.args) != len(g.type_params):
-                        raise CompileError(x.loc, f"{g.name}: expected {len(g.type_params)} "
+                    tps = self.originals[g.name].type_params
+                    if len(x.type.args) != len(tps):
+                        raise CompileError(x.loc, f"{g.name}: expected {len(tps)} "
                                            f"type arguments, got {len(x.type.args)}")
-                    name, new = self.specialized(g, x.type.args)
+                    name, new, x.args = self.specialized(g, x.type.args, x.args, x)
                     x.type = ast.TypeName(name, loc=x.type.loc)
                     work.extend(new)
         out: list[Any] = []
@@ -89,13 +107,39 @@ class Specialize:
         self.prog.decls = out
         return self.prog
 
-    def specialized(self, g: Any, args: list[ast.Type]) -> tuple[str, list[Any]]:
-        """The name of ``g`` specialised for ``args``; and the declarations made for it."""
-        key = tuple(type_key(a) for a in args)
+    def specialized(self, g: Any, args: list[ast.Type], ctor_args: list[ast.Argument],
+                    site: ast.Node) -> tuple[str, list[Any], list[ast.Argument]]:
+        """The name of ``g`` specialised for the type arguments ``args`` and for the parser or
+        control instances among its constructor arguments ``ctor_args``; the declarations made
+        for it; and the constructor arguments left for the instantiation to pass."""
+        bparams = self.block_params(self.originals[g.name])
+        blocks: dict[str, ast.Expr] = {}
+        rest: list[ast.Argument] = []
+        if bparams:
+            cps = [p.name for p in self.originals[g.name].ctor_params]
+            bnames = {p.name for p in bparams}
+            for i, a in enumerate(ctor_args):
+                pname = a.name if a.name is not None else (cps[i] if i < len(cps) else None)
+                if pname in bnames:
+                    if not (isinstance(a.value, ast.Call) and self.block_of(a.value) is not None):
+                        raise CompileError(a.loc, f"{pname}: expected a parser or control "
+                                           "instantiation, e.g. Sub()")
+                    blocks[pname] = a.value
+                else:
+                    # by name: the positions change once the block parameters are gone
+                    rest.append(ast.Argument(a.value, pname, loc=a.loc))
+            missing = bnames - set(blocks)
+            if missing:
+                raise CompileError(site.loc, f"{g.name}: no argument for constructor parameter "
+                                   f"{sorted(missing)[0]}")
+        else:
+            rest = list(ctor_args)
+        key = tuple(type_key(a) for a in args) + tuple(
+            f"{k}={show_expr(v)}" for k, v in sorted(blocks.items()))
         seen = self.done[g.name]
         if key in seen:
-            return seen[key], []
-        bind = dict(zip(g.type_params, args, strict=True))
+            return seen[key], [], rest
+        bind = dict(zip(self.originals[g.name].type_params, args, strict=True))
         if not seen:
             target = g
             name = g.name
@@ -111,24 +155,35 @@ class Specialize:
         if isinstance(target, ast.ControlDecl):
             target.apply = subst_types(target.apply, bind)
         target.type_params = []
-        return name, [target]
+        if blocks:
+            target.ctor_params = [p for p in target.ctor_params if p.name not in blocks]
+            insts = []
+            for p in bparams:
+                c = blocks[p.name]
+                assert isinstance(c.target, ast.PathExpr)
+                insts.append(ast.InstantiationDecl(
+                    p.name, ast.TypeName(c.target.name, list(c.type_args), loc=c.loc),
+                    copy.deepcopy(c.args), loc=c.loc))
+            target.locals = insts + list(target.locals)
+        return name, [target], rest
 
     # ------------------------------------------------------------------ the package
 
-    def package(self, d: ast.InstantiationDecl) -> None:
+    def package(self, d: ast.InstantiationDecl) -> list[Any]:
+        """Specialise the blocks passed to a package; returns the declarations made."""
         if not isinstance(d.type, ast.TypeName):
-            return
+            return []
         pkg = self.decls.get(d.type.name.lstrip("."))
         if not isinstance(pkg, ast.PackageDecl):
-            return
+            return []
         ctors = [a.value if isinstance(a.value, ast.Call) else None for a in d.args]
         if not any(c is not None and self.block_of(c) in self.generic.values() for c in ctors):
-            return
+            return []
         pvars = set(pkg.type_params)
         pbind: dict[str, ast.Type] = {}
         if d.type.args:
             if len(d.type.args) != len(pkg.type_params):
-                return  # the checker reports the count
+                return []  # the checker reports the count
             pbind = dict(zip(pkg.type_params, d.type.args, strict=True))
         params = self.bind_package_args(pkg, d)
         # the type arguments of the package, from the blocks that are not generic
@@ -138,29 +193,33 @@ class Specialize:
                 continue
             for pat, actual in self.param_pairs(p, blk):
                 self.unify(pat, actual, pvars, pbind)
+        made: list[Any] = []
         for p, c in params:
             g = self.block_of(c)
-            if g is None or not g.type_params:
+            if g is None or g.name not in self.generic:
                 continue
             assert c is not None
-            gvars = set(g.type_params)
+            orig = self.originals[g.name]  # g itself may be specialised in place already
+            tps = orig.type_params
             gbind: dict[str, ast.Type] = {}
             if c.type_args:
-                if len(c.type_args) != len(g.type_params):
-                    raise CompileError(c.loc, f"{g.name}: expected {len(g.type_params)} type "
+                if len(c.type_args) != len(tps):
+                    raise CompileError(c.loc, f"{g.name}: expected {len(tps)} type "
                                        f"arguments, got {len(c.type_args)}")
-                gbind = dict(zip(g.type_params, c.type_args, strict=True))
+                gbind = dict(zip(tps, c.type_args, strict=True))
             else:
-                for pat, actual in self.param_pairs(p, g):
-                    self.unify(actual, subst_types(copy.deepcopy(pat), pbind), gvars, gbind)
-            missing = [t for t in g.type_params if t not in gbind]
+                for pat, actual in self.param_pairs(p, orig):
+                    self.unify(actual, subst_types(copy.deepcopy(pat), pbind), set(tps), gbind)
+            missing = [t for t in tps if t not in gbind]
             if missing:
                 raise CompileError(c.loc, f"{g.name}: cannot infer type argument "
                                    f"{missing[0]}; write them explicitly, "
                                    f"e.g. {g.name}<...>()")
-            name, _ = self.specialized(g, [gbind[t] for t in g.type_params])
+            name, new, c.args = self.specialized(g, [gbind[t] for t in tps], c.args, c)
+            made.extend(new)
             c.target = ast.PathExpr(name, loc=c.target.loc)
             c.type_args = []
+        return made
 
     def bind_package_args(self, pkg: ast.PackageDecl, d: ast.InstantiationDecl
                           ) -> list[tuple[ast.Param, ast.Call | None]]:

@@ -1,0 +1,372 @@
+"""Instantiation constructs p4c-bm2-ss accepts: type arguments, generic parsers and controls,
+sub-parsers, sub-controls passed as constructor arguments.
+
+Each program is compiled by softnic and run on the engine; the expected bytes are worked out by
+hand from the P4_16 spec (copy-in/copy-out of parser and control arguments, section 6.8) and
+from what p4c's inliner does where the spec leaves it open (an ``out`` header argument of a
+sub-parser starts invalid).
+
+The packet is a 2-byte header ``h`` (``a``, ``b``) and, when the parser extracts it, a second
+2-byte header ``g`` (``c``, ``d``); the deparser emits ``h`` then ``g``, then the payload the
+parser did not consume. Everything leaves on port 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from softnic.frontend.errors import CompileError
+from softnic.runtime.switch import Switch
+from softnic.tests.frontend.p4progs import compile_text
+
+TYPES = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+header g_t { bit<8> c; bit<8> d; }
+struct hs_t { h_t h; g_t g; }
+struct m_t { bit<8> x; bit<8> y; }
+"""
+
+BLOCKS = """
+control VC(inout hs_t hdr, inout m_t meta) { apply { } }
+control E(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout hs_t hdr, inout m_t meta) { apply { } }
+control D(packet_out pkt, in hs_t hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.g); } }
+"""
+
+PARSER = """
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+"""
+
+INGRESS = """
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; }
+}
+"""
+
+MAIN = "V1Switch(P(), VC(), I(), E(), CC(), D()) main;\n"
+
+
+def build(parser: str = PARSER, ingress: str = INGRESS, main: str = MAIN,
+          extra: str = "") -> str:
+    return TYPES + extra + parser + BLOCKS + ingress + main
+
+
+def run(tmp_path: Path, src: str, pkt: list[int]) -> list[int]:
+    j, _ = compile_text(tmp_path, src)
+    sw = Switch()
+    sw.load_json(j)
+    outs = sw.process_packet(0, bytes(pkt))
+    assert len(outs) == 1, outs
+    port, data = outs[0]
+    assert port == 1
+    return list(data)
+
+
+def refused(tmp_path: Path, src: str) -> str:
+    with pytest.raises(CompileError) as ei:
+        compile_text(tmp_path, src)
+    assert ei.value.loc is not None
+    return str(ei.value)
+
+
+# ---------------------------------------------------------------------- type arguments
+
+
+def test_package_with_explicit_type_arguments(tmp_path: Path) -> None:
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = hdr.h.a + 1;")
+    src = build(ingress=ing, main="V1Switch<hs_t, m_t>(P(), VC(), I(), E(), CC(), D()) main;\n")
+    assert run(tmp_path, src, [7, 0]) == [7, 8]
+
+
+def test_package_type_arguments_must_match_the_blocks(tmp_path: Path) -> None:
+    src = build(main="V1Switch<m_t, hs_t>(P(), VC(), I(), E(), CC(), D()) main;\n")
+    assert "P(): Cannot unify hs_t to m_t" in refused(tmp_path, src)
+
+
+def test_package_type_argument_count(tmp_path: Path) -> None:
+    src = build(main="V1Switch<hs_t>(P(), VC(), I(), E(), CC(), D()) main;\n")
+    assert "expected 2 type arguments, got 1" in refused(tmp_path, src)
+
+
+# ---------------------------------------------------------------------- generic blocks
+
+
+GENERIC_INGRESS = """
+control GI<H, M>(inout H hdr, inout M meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; }
+}
+"""
+
+
+def test_generic_control_in_the_package_explicit(tmp_path: Path) -> None:
+    src = build(ingress=GENERIC_INGRESS,
+                main="V1Switch(P(), VC(), GI<hs_t, m_t>(), E(), CC(), D()) main;\n")
+    assert run(tmp_path, src, [1, 2]) == [1, 2]
+
+
+def test_generic_control_in_the_package_inferred(tmp_path: Path) -> None:
+    src = build(ingress=GENERIC_INGRESS,
+                main="V1Switch(P(), VC(), GI(), E(), CC(), D()) main;\n")
+    assert run(tmp_path, src, [1, 2]) == [1, 2]
+
+
+def test_generic_parser_in_the_package(tmp_path: Path) -> None:
+    # GP extracts nothing: h stays invalid, both bytes are payload and come back unchanged
+    parser = """
+parser GP<H, M>(packet_in pkt, out H hdr, inout M meta, inout standard_metadata_t sm) {
+    state start { transition accept; }
+}
+"""
+    src = build(parser=parser, main="V1Switch(GP(), VC(), I(), E(), CC(), D()) main;\n")
+    assert run(tmp_path, src, [1, 2, 3]) == [1, 2, 3]
+
+
+SWAP = """
+control Swap<T>(inout T x, inout T y) {
+    apply { T t = x; x = y; y = t; }
+}
+"""
+
+
+def test_generic_sub_control_two_specialisations(tmp_path: Path) -> None:
+    ing = """
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Swap<bit<8>>() s8;
+    Swap<bit<16>>() s16;
+    apply {
+        sm.egress_spec = 1;
+        s8.apply(hdr.h.a, hdr.h.b);
+        bit<16> u = 16w0x0102;
+        bit<16> v = 16w0x0304;
+        s16.apply(u, v);
+        hdr.h.a = hdr.h.a + u[7:0];
+    }
+}
+"""
+    # a, b swapped: (b, a); then u = 0x0304, so a' = b + 4
+    assert run(tmp_path, build(ingress=ing, extra=SWAP), [10, 20]) == [24, 10]
+
+
+def test_generic_block_never_instantiated_is_ignored(tmp_path: Path) -> None:
+    assert run(tmp_path, build(extra=SWAP), [1, 2]) == [1, 2]
+
+
+# ---------------------------------------------------------------------- sub-parsers
+
+
+SUB_G = """
+parser SubG(packet_in pkt, out g_t g) {
+    state start { pkt.extract(g); transition accept; }
+}
+"""
+
+
+def test_sub_parser_extracts_into_the_callers_header(tmp_path: Path) -> None:
+    parser = SUB_G + """
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    SubG() sg;
+    state start { pkt.extract(hdr.h); sg.apply(pkt, hdr.g); transition accept; }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;",
+                          "sm.egress_spec = 1; if (hdr.g.isValid()) { hdr.h.b = hdr.g.c; }")
+    assert run(tmp_path, build(parser=parser, ingress=ing), [1, 2, 3, 4, 5]) == [1, 3, 3, 4, 5]
+
+
+def test_sub_parser_states_select_and_rest_of_the_state(tmp_path: Path) -> None:
+    """The sub-parser branches on its ``in`` argument; the statements after the call run once
+    it accepts, then the caller's own transition is taken."""
+    parser = """
+parser SubG(packet_in pkt, in bit<8> sel, out g_t g, inout bit<8> n) {
+    state start {
+        n = n + 1;
+        transition select(sel) { 1: more; default: accept; }
+    }
+    state more { pkt.extract(g); n = n + 10; transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    SubG() sg;
+    state start {
+        pkt.extract(hdr.h);
+        meta.x = 100;
+        sg.apply(pkt, hdr.h.a, hdr.g, meta.x);
+        meta.y = meta.x + 1;
+        transition select(hdr.h.a) { 1: one; default: accept; }
+    }
+    state one { meta.y = meta.y + 50; transition accept; }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = meta.y;")
+    src = build(parser=parser, ingress=ing)
+    # a = 1: n = 100 + 1 + 10 = 111, y = 112, +50 = 162; g extracted
+    assert run(tmp_path, src, [1, 0, 7, 8, 9]) == [1, 162, 7, 8, 9]
+    # a = 2: n = 101, y = 102; g not extracted, so 7, 8, 9 are payload
+    assert run(tmp_path, src, [2, 0, 7, 8, 9]) == [2, 102, 7, 8, 9]
+
+
+def test_sub_parser_in_argument_is_an_expression(tmp_path: Path) -> None:
+    parser = """
+parser Add(packet_in pkt, in bit<8> v, out bit<8> r) {
+    state start { r = v + 1; transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Add() add;
+    state start { pkt.extract(hdr.h); add.apply(pkt, hdr.h.a + 2, meta.x); transition accept; }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = meta.x;")
+    assert run(tmp_path, build(parser=parser, ingress=ing), [5, 0]) == [5, 8]
+
+
+def test_sub_parser_applied_twice_out_header_starts_invalid(tmp_path: Path) -> None:
+    """The second call does not extract; its ``out`` header starts invalid, and that is what
+    is copied back to ``hdr.g`` (p4c resets the headers of an ``out`` argument)."""
+    parser = """
+parser SubG(packet_in pkt, in bit<8> sel, out g_t g) {
+    state start { transition select(sel) { 1: ext; default: accept; } }
+    state ext { pkt.extract(g); transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    SubG() sg;
+    state start {
+        pkt.extract(hdr.h);
+        sg.apply(pkt, 1, hdr.g);
+        sg.apply(pkt, hdr.h.a, hdr.g);
+        transition accept;
+    }
+}
+"""
+    src = build(parser=parser)
+    # a = 0: g (3, 4) consumed by the first call, invalid after the second: not emitted
+    assert run(tmp_path, src, [0, 9, 3, 4, 7, 8]) == [0, 9, 7, 8]
+    # a = 1: the second call extracts (7, 8) into g
+    assert run(tmp_path, src, [1, 9, 3, 4, 7, 8]) == [1, 9, 7, 8]
+
+
+def test_sub_parser_inout_copy_in_copy_out_twice(tmp_path: Path) -> None:
+    parser = """
+parser Inc(packet_in pkt, inout bit<8> c) {
+    state start { c = c + 1; transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Inc() inc;
+    state start { pkt.extract(hdr.h); meta.x = hdr.h.a; inc.apply(pkt, meta.x); transition s2; }
+    state s2 { inc.apply(pkt, meta.x); transition accept; }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = meta.x;")
+    assert run(tmp_path, build(parser=parser, ingress=ing), [40, 0]) == [40, 42]
+
+
+def test_sub_parser_with_locals_constructor_argument_and_nesting(tmp_path: Path) -> None:
+    parser = """
+parser Inner(packet_in pkt, out g_t g)(bit<8> k) {
+    bit<8> t;
+    state start { pkt.extract(g); t = g.d; g.d = t + k; transition accept; }
+}
+parser Outer(packet_in pkt, out g_t g, out bit<8> seen) {
+    Inner(8w5) inner;
+    bit<8> t;
+    state start { t = 7; inner.apply(pkt, g); seen = g.c + t; transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Outer() o;
+    bit<8> t;
+    state start {
+        pkt.extract(hdr.h);
+        t = 1;
+        o.apply(pkt, hdr.g, meta.x);
+        meta.y = t;
+        transition accept;
+    }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;",
+                          "sm.egress_spec = 1; hdr.h.b = meta.x + meta.y;")
+    # g = (3, 4 + 5); seen = 3 + 7 = 10; meta.y = 1 (the caller's t)
+    assert run(tmp_path, build(parser=parser, ingress=ing), [0, 0, 3, 4]) == [0, 11, 3, 9]
+
+
+def test_sub_parser_after_an_if_in_the_state(tmp_path: Path) -> None:
+    parser = SUB_G + """
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    SubG() sg;
+    state start {
+        pkt.extract(hdr.h);
+        if (hdr.h.a == 1) { meta.x = 3; } else { meta.x = 4; }
+        sg.apply(pkt, hdr.g);
+        transition accept;
+    }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = meta.x;")
+    src = build(parser=parser, ingress=ing)
+    assert run(tmp_path, src, [1, 0, 5, 6]) == [1, 3, 5, 6]
+    assert run(tmp_path, src, [2, 0, 5, 6]) == [2, 4, 5, 6]
+
+
+def test_generic_sub_parser(tmp_path: Path) -> None:
+    parser = """
+parser Ext<T>(packet_in pkt, out T x) {
+    state start { pkt.extract(x); transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Ext<h_t>() eh;
+    Ext<g_t>() eg;
+    state start { eh.apply(pkt, hdr.h); eg.apply(pkt, hdr.g); transition accept; }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = hdr.g.d;")
+    assert run(tmp_path, build(parser=parser, ingress=ing), [1, 2, 3, 4]) == [1, 4, 3, 4]
+
+
+# ---------------------------------------------------------------------- constructor arguments
+
+
+SUB_CONTROLS = """
+control Add40(inout bit<8> x) { apply { x = x + 40; } }
+control Twice(inout bit<8> x) { apply { x = x + x; } }
+control Step(inout bit<8> x);
+"""
+
+
+def test_control_passed_to_the_ingress_as_constructor_argument(tmp_path: Path) -> None:
+    ing = """
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm)(Step s) {
+    apply { sm.egress_spec = 1; s.apply(hdr.h.b); }
+}
+"""
+    src = build(ingress=ing, extra=SUB_CONTROLS,
+                main="V1Switch(P(), VC(), I(Add40()), E(), CC(), D()) main;\n")
+    assert run(tmp_path, src, [0, 2]) == [0, 42]
+
+
+def test_control_passed_to_a_local_instance(tmp_path: Path) -> None:
+    ing = """
+control Wrap(inout bit<8> x)(Step s, bit<8> k) {
+    apply { s.apply(x); x = x + k; }
+}
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Wrap(Twice(), 8w1) w1;
+    Wrap(Add40(), 8w2) w2;
+    apply { sm.egress_spec = 1; w1.apply(hdr.h.a); w2.apply(hdr.h.b); }
+}
+"""
+    src = build(ingress=ing, extra=SUB_CONTROLS)
+    assert run(tmp_path, src, [5, 1]) == [11, 43]
+
+
+def test_constructor_argument_that_is_not_a_block(tmp_path: Path) -> None:
+    ing = """
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm)(Step s) {
+    apply { sm.egress_spec = 1; s.apply(hdr.h.b); }
+}
+"""
+    src = build(ingress=ing, extra=SUB_CONTROLS,
+                main="V1Switch(P(), VC(), I(8w3), E(), CC(), D()) main;\n")
+    assert "expected a parser or control instantiation" in refused(tmp_path, src)
