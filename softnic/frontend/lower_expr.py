@@ -18,11 +18,10 @@ from softnic.frontend.check import (
     Checker,
     CompileError,
     err,
-    fold_binary,
     fold_cast,
     mask,
-    wrap_signed,
 )
+from softnic.frontend.check.fold import fold_typed_binary, fold_unary
 from softnic.frontend.layout import (
     DynHeaderLoc,
     FieldLoc,
@@ -45,6 +44,9 @@ from softnic.frontend.types import (
     InfIntT,
     PType,
     StackT,
+    StructT,
+    TupleT,
+    UnionT,
     bit_width,
 )
 
@@ -119,25 +121,13 @@ class ExprLowerer:
             v = self.const(e.expr)
             if v is None:
                 return None
-            t = self.chk.types.get(id(e))
-            if e.op == "!":
-                return not v
-            if e.op == "-":
-                v = -v
-            elif e.op == "~":
-                v = ~v
-            if isinstance(t, BitT):
-                return v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
-            return v
+            return fold_unary(e.op, v, self.chk.types.get(id(e)))
         if isinstance(e, ast.Binary) and e.op not in ("&&&", ".."):
             a, b = self.const(e.left), self.const(e.right)
             if a is None or b is None:
                 return None
-            v = fold_binary(e.op, a, b)
-            t = self.chk.types.get(id(e))
-            if isinstance(v, int) and not isinstance(v, bool) and isinstance(t, BitT):
-                v = v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
-            return v
+            return fold_typed_binary(e.op, a, b, self.chk.types.get(id(e)),
+                                     self.chk.types.get(id(e.right)))
         if isinstance(e, ast.Cast):
             v = self.const(e.expr)
             return None if v is None else fold_cast(v, self.chk.types.get(id(e)))
@@ -356,6 +346,9 @@ class ExprLowerer:
         if o in ("&&", "||"):
             return Val(op("and" if o == "&&" else "or", self.boolean(e.left),
                           self.boolean(e.right)), True)
+        if o in ("==", "!=") and (isinstance(self.type(e.left), AGGREGATES)
+                                  or isinstance(self.type(e.right), AGGREGATES)):
+            return self.aggregate_eq(e)
         if o in ("==", "!="):
             lt = self.type(e.left)
             if isinstance(lt, BoolT):
@@ -382,6 +375,85 @@ class ExprLowerer:
             raw = op("+" if o == "|+|" else "-", a, b)
             return Val(op("sat_cast" if t.signed else "usat_cast", raw, hexstr(t.width)))
         raise err(e, f"{show_expr(e)}: operator {o} unsupported here")
+
+    # ------------------------------------------------------------------ aggregate ==
+
+    def aggregate_eq(self, e: ast.Binary) -> Val:
+        """``==``/``!=`` on headers, structs, unions, stacks and lists, expanded as p4c's mid
+        end does (RemoveComplexComparisons): two headers are equal when both are invalid or
+        both are valid with equal fields; structs and unions field by field, stacks element by
+        element, a list against a struct or header by position (a list counts as a valid
+        header)."""
+        j = self.explode_eq(self.eq_side(e.left), self.type(e.left), self.eq_side(e.right),
+                            self.type(e.right), e)
+        return Val(bool_not(j) if e.op == "!=" else j, True)
+
+    def eq_side(self, x: ast.Expr) -> Loc | ast.Expr:
+        """An operand of an aggregate comparison: a list/struct expression, or where it lives."""
+        if isinstance(x, (ast.ListExpr, ast.StructInit)):
+            return x
+        if not isinstance(self.type(x), AGGREGATES):
+            return x
+        loc = self.loc(x)
+        if loc is None or isinstance(loc, (StackLastLoc, StackNextLoc, JsonLoc)):
+            raise err(x, f"{show_expr(x)}: comparing this value is unsupported on this target; "
+                      "assign it to a local variable first")
+        return loc
+
+    def explode_eq(self, left: Loc | ast.Expr, lt: PType, right: Loc | ast.Expr, rt: PType,
+                   node: ast.Expr) -> dict[str, Any]:
+        if isinstance(lt, TupleT) and not isinstance(rt, TupleT):
+            return self.explode_eq(right, rt, left, lt, node)
+        if isinstance(lt, (HeaderT, StructT, UnionT)):
+            parts = [
+                self.explode_eq(self.eq_part(left, fn, i, node), ft,
+                                self.eq_part(right, fn, i, node), part_type(rt, fn, i), node)
+                for i, (fn, ft) in enumerate(lt.fields)
+            ]
+            if not isinstance(lt, HeaderT):
+                return bool_and(*parts)
+            lvalid, rvalid = self.eq_valid(left, node), self.eq_valid(right, node)
+            both_invalid = bool_and(bool_not(lvalid), bool_not(rvalid))
+            return bool_or(both_invalid, bool_and(lvalid, rvalid, *parts))
+        if isinstance(lt, StackT):
+            assert isinstance(left, StackLoc) and isinstance(right, StackLoc)
+            return bool_and(*(self.explode_eq(a, lt.elem, b, lt.elem, node)
+                              for a, b in zip(left.elems, right.elems, strict=True)))
+        if isinstance(lt, TupleT):
+            assert isinstance(left, ast.ListExpr) and isinstance(right, ast.ListExpr)
+            assert isinstance(rt, TupleT)
+            return bool_and(*(self.explode_eq(self.eq_side(a), at, self.eq_side(b), bt, node)
+                              for a, b, at, bt in zip(left.elems, right.elems, lt.elems,
+                                                      rt.elems, strict=True)))
+        return op("==", self.eq_data(left, node), self.eq_data(right, node))
+
+    def eq_part(self, side: Loc | ast.Expr, name: str, i: int, node: ast.Expr) -> Loc | ast.Expr:
+        """Field ``name`` (position ``i``) of one operand."""
+        if isinstance(side, ast.ListExpr):
+            return self.eq_side(side.elems[i])
+        if isinstance(side, ast.StructInit):
+            return self.eq_side(dict(side.fields)[name])
+        if isinstance(side, Loc):
+            part = self.member_loc(side, ast.Member(node, name, loc=node.loc))
+            if part is not None:
+                return part
+        raise err(node, f"{show_expr(node)}: comparing this value is unsupported on this target")
+
+    def eq_valid(self, side: Loc | ast.Expr, node: ast.Expr) -> dict[str, Any]:
+        """Whether a header operand is valid; a list or struct expression always is."""
+        if isinstance(side, HeaderLoc):
+            return op("d2b", None, field_ref(side.name, "$valid$"))
+        if isinstance(side, DynHeaderLoc):
+            return op("valid", None, side.json)
+        if isinstance(side, ast.Expr):
+            return TRUE
+        raise err(node, f"{show_expr(node)}: comparing this header is unsupported on this "
+                  "target")
+
+    def eq_data(self, side: Loc | ast.Expr, node: ast.Expr) -> dict[str, Any]:
+        if isinstance(side, ast.Expr):
+            return self.data(side)
+        return self.loc_json(side, node)
 
     # p4c's BMv2 back end (LowerExpressions::maxShiftWidth): BMv2 takes a shift amount of at
     # most 8 bits.
@@ -461,6 +533,60 @@ class ExprLowerer:
             env[id(psym)] = loc if loc is not None else JsonLoc(self.data(a), self.type(a))
         sub = ExprLowerer(self.chk, env, self.in_parser)
         return sub.lower(stmts[0].value)
+
+
+AGGREGATES = (HeaderT, StructT, UnionT, StackT, TupleT)
+TRUE: dict[str, Any] = {"type": "bool", "value": True}
+FALSE: dict[str, Any] = {"type": "bool", "value": False}
+
+
+def part_type(t: PType, name: str, i: int) -> PType:
+    """The type of field ``name`` (position ``i``) of a struct-like or list type."""
+    if isinstance(t, TupleT):
+        return t.elems[i]
+    assert isinstance(t, (HeaderT, StructT, UnionT))
+    ft = t.field_type(name)
+    assert ft is not None
+    return ft
+
+
+def bool_and(*xs: dict[str, Any]) -> dict[str, Any]:
+    """BMv2 ``and`` of boolean values, without the ``true`` operands (as constant folding
+    leaves p4c's expansion)."""
+    out = TRUE
+    for x in xs:
+        if x == FALSE:
+            return FALSE
+        if x != TRUE:
+            out = x if out == TRUE else op("and", out, x)
+    return out
+
+
+def bool_or(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    if a == TRUE or b == TRUE:
+        return TRUE
+    if a == FALSE:
+        return b
+    if b == FALSE:
+        return a
+    return op("or", a, b)
+
+
+def bool_not(a: dict[str, Any]) -> dict[str, Any]:
+    if a in (TRUE, FALSE):
+        return FALSE if a == TRUE else TRUE
+    return op("not", None, a)
+
+
+def wrap_op(j: dict[str, Any]) -> dict[str, Any]:
+    """A primitive argument in BMv2's form: an ``expression`` argument's ``value`` is read as a
+    whole expression node (P4Objects::process_single_param), so an operation - a computed
+    value, or a run-time stack element or its field as an lvalue - is wrapped once more, as p4c
+    does. Already wrapped arguments are left as they are."""
+    v = j.get("value")
+    if j.get("type") == "expression" and isinstance(v, dict) and "type" not in v:
+        return {"type": "expression", "value": j}
+    return j
 
 
 def wrap_param(j: dict[str, Any]) -> dict[str, Any]:

@@ -255,11 +255,17 @@ class StmtLowerer:
             self.emit_assign(self.x.loc_json(floc, node), self.x.data(el), node)
 
     def assign_slice(self, lhs: ast.Slice, rhs: ast.Expr, node: ast.Node) -> None:
-        base = self.x.loc(lhs.expr)
-        bt = self.x.type(lhs.expr)
+        hi, lo = self.x.const(lhs.hi), self.x.const(lhs.lo)
+        target = lhs.expr
+        while isinstance(target, ast.Slice):
+            # a slice of a slice is a range of the inner one's base: b[7:4][3:0] is b[7:4]
+            inner_lo = self.x.const(target.lo)
+            hi, lo = hi + inner_lo, lo + inner_lo
+            target = target.expr
+        base = self.x.loc(target)
+        bt = self.x.type(target)
         if base is None or not isinstance(bt, BitT):
             raise err(lhs, f"{show_expr(lhs)}: cannot assign to this slice on this target")
-        hi, lo = self.x.const(lhs.hi), self.x.const(lhs.lo)
         w = hi - lo + 1
         keep = ((1 << bt.width) - 1) ^ (((1 << w) - 1) << lo)
         bj = self.x.loc_json(base, node)

@@ -28,10 +28,31 @@ from softnic.frontend.types import (
 class AssignMixin(CheckerState):
     """Checks assignability and left-values."""
 
+    def implicit_cast(self, e: ast.Expr, t: PType, scope: Scope | None = None) -> None:
+        """Where an arbitrary-precision ``int`` expression meets a ``bit<W>``/``int<W>`` value
+        it takes that type (P4_16 8.9.5; p4c's TypeInference inserts a cast that constant
+        folding then evaluates): ``-1`` compared with a ``bit<8>`` is 255. ``e`` is recorded
+        with type ``t`` and its value folded into ``t``, so the checker and the JSON (never a
+        negative or over-wide constant for a ``bit<W>``) see the cast value."""
+        if isinstance(t, EnumT) and t.underlying is not None:
+            t = t.underlying
+        if not isinstance(t, BitT) or not isinstance(self.types.get(id(e)), InfIntT):
+            return
+        if isinstance(e, ast.Ternary):
+            # each arm is cast, so a run-time ?: still yields values of t
+            self.implicit_cast(e.then, t, scope)
+            self.implicit_cast(e.other, t, scope)
+        v = self.const_eval(e, scope)
+        self.types[id(e)] = t
+        if isinstance(v, int) and not isinstance(v, bool):
+            self.consts[id(e)] = fit(v, t)
+
     def fit_literal(self, e: ast.Expr, t: PType) -> None:
         """An integer literal stored into ``t`` keeps only ``t``'s bits. Like p4c we warn and
-        record the truncated value, so the JSON never carries a constant wider than its field."""
+        record the truncated value, so the JSON never carries a constant wider than its field.
+        Any other ``int`` expression is cast to ``t`` (see :meth:`implicit_cast`)."""
         if not (isinstance(e, ast.IntLiteral) and isinstance(t, BitT)):
+            self.implicit_cast(e, t)
             return
         v = fit(e.value, t)
         if v != e.value:
@@ -45,23 +66,32 @@ class AssignMixin(CheckerState):
         if src == dst or isinstance(src, DontCareT):
             return
         if isinstance(src, InfIntT) and isinstance(dst, (BitT, InfIntT)):
+            if isinstance(node, ast.Expr) and isinstance(dst, BitT):
+                self.implicit_cast(node, dst)
             return
         if isinstance(src, EnumT) and src.underlying is not None and dst == src.underlying:
             return
         if isinstance(src, TupleT) and isinstance(dst, (StructT, HeaderT)):
             if len(src.elems) == len(dst.fields):
-                for st, (_, ft) in zip(src.elems, dst.fields, strict=False):
-                    self.assignable(st, ft, node)
+                for i, (st, (_, ft)) in enumerate(zip(src.elems, dst.fields, strict=False)):
+                    self.assignable(st, ft, self.element_node(node, i))
                 return
         if isinstance(src, TupleT) and isinstance(dst, TupleT) and len(src.elems) == len(
             dst.elems
         ):
-            for a, b in zip(src.elems, dst.elems, strict=False):
-                self.assignable(a, b, node)
+            for i, (a, b) in enumerate(zip(src.elems, dst.elems, strict=False)):
+                self.assignable(a, b, self.element_node(node, i))
             return
         if isinstance(dst, TypeVarT):
             return
         raise err(node, f"Cannot unify {src.show()} to {dst.show()}")
+
+    @staticmethod
+    def element_node(node: ast.Node, i: int) -> ast.Node:
+        """The ``i``-th element of a list expression (for its implicit casts), else ``node``."""
+        if isinstance(node, ast.ListExpr) and i < len(node.elems):
+            return node.elems[i]
+        return node
 
     def check_lvalue(self, e: ast.Expr, scope: Scope) -> None:
         base: ast.Expr = e

@@ -9,11 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.check.fold import fold_binary, fold_cast, mask, wrap_signed
+from softnic.frontend.check.fold import fold_cast, fold_typed_binary, fold_unary, mask
 from softnic.frontend.check.state import CheckerState
 from softnic.frontend.scope import Scope
 from softnic.frontend.types import (
-    BitT,
     EnumT,
 )
 
@@ -21,50 +20,46 @@ from softnic.frontend.types import (
 class ConstantsMixin(CheckerState):
     """Folds constant expressions using the types already recorded."""
 
-    def const_eval(self, e: ast.Expr, scope: Scope) -> Any:
-        """Fold a compile-time constant (int or bool); None when not constant."""
+    def const_eval(self, e: ast.Expr, scope: Scope | None) -> Any:
+        """Fold a compile-time constant (int or bool); None when not constant.
+
+        A value already recorded for ``e`` wins: it is the value after an implicit cast
+        (``-1`` compared with a ``bit<8>`` is 255). Without a scope, names are resolved through
+        the symbols the checker recorded when it typed ``e``."""
+        if id(e) in self.consts:
+            return self.consts[id(e)]
         if isinstance(e, ast.IntLiteral):
-            return self.consts.get(id(e), e.value)
+            return e.value
         if isinstance(e, ast.BoolLiteral):
             return e.value
         if isinstance(e, ast.PathExpr):
-            sym = scope.lookup(e.name)
+            sym = scope.lookup(e.name) if scope is not None else self.syms.get(id(e))
             if sym is not None and sym.kind == "const":
                 return sym.value
             return None
+        if scope is None:
+            return self.const_eval_rest(e, scope)
         if isinstance(e, ast.Member) and isinstance(e.expr, ast.PathExpr):
             sym = scope.lookup(e.expr.name)
             if sym is not None and sym.kind == "type" and isinstance(sym.type, EnumT):
                 if sym.type.underlying is not None and e.name in sym.type.members:
                     return sym.type.value_of(e.name)
             return None
+        return self.const_eval_rest(e, scope)
+
+    def const_eval_rest(self, e: ast.Expr, scope: Scope | None) -> Any:
         if isinstance(e, ast.Unary):
             v = self.const_eval(e.expr, scope)
             if v is None:
                 return None
-            if e.op == "!":
-                return not v
-            if e.op == "-":
-                return -v
-            if e.op == "+":
-                return v
-            if e.op == "~":
-                t = self.types.get(id(e))
-                if isinstance(t, BitT):
-                    return ~v & mask(t.width)
-                return ~v
-            return None
+            return fold_unary(e.op, v, self.types.get(id(e)))
         if isinstance(e, ast.Binary):
             a = self.const_eval(e.left, scope)
             b = self.const_eval(e.right, scope)
             if a is None or b is None:
                 return None
-            v = fold_binary(e.op, a, b)
-            t = self.types.get(id(e))
-            if isinstance(v, int) and not isinstance(v, bool) and isinstance(t, BitT):
-                if e.op not in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
-                    v = v & mask(t.width) if not t.signed else wrap_signed(v, t.width)
-            return v
+            return fold_typed_binary(e.op, a, b, self.types.get(id(e)),
+                                     self.types.get(id(e.right)))
         if isinstance(e, ast.Cast):
             v = self.const_eval(e.expr, scope)
             return None if v is None else fold_cast(v, self.types.get(id(e)))

@@ -7,6 +7,9 @@ Every typed expression is recorded in ``Checker.types``; call expressions are de
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NoReturn
+
 from softnic.frontend import ast
 from softnic.frontend.check.helpers import check_width, err
 from softnic.frontend.check.state import CheckerState
@@ -33,6 +36,8 @@ from softnic.frontend.types import (
     UnionT,
     VoidT,
 )
+
+AGGREGATES = (HeaderT, StructT, UnionT, StackT, TupleT)
 
 
 class ExpressionsMixin(CheckerState):
@@ -113,11 +118,14 @@ class ExpressionsMixin(CheckerState):
             b = self.type_of(e.other, scope, expected)
             if isinstance(a, InfIntT) and isinstance(b, InfIntT):
                 if expected is not None and isinstance(expected, BitT):
+                    self.cast_operands(e.then, e.other, expected, scope)
                     return expected
                 if self.const_eval(e.cond, scope) is None:
                     raise err(e, f"{show_expr(e)}: width of ?: operands cannot be inferred")
                 return InfIntT()
-            return self.unify_operands(a, b, e)
+            t = self.unify_operands(a, b, e)
+            self.cast_operands(e.then, e.other, t, scope)
+            return t
         if isinstance(e, ast.Cast):
             return self.type_of_cast(e, scope)
         if isinstance(e, ast.Call):
@@ -198,6 +206,12 @@ class ExpressionsMixin(CheckerState):
             return t
         raise err(e, f"unknown unary operator {e.op}")
 
+    def cast_operands(self, left: ast.Expr, right: ast.Expr, t: PType, scope: Scope) -> None:
+        """The operands of a binary operator (or the arms of ``?:``) whose common type is
+        ``t``: an ``int`` operand takes ``t`` (p4c's TypeInference inserts the cast)."""
+        self.implicit_cast(left, t, scope)
+        self.implicit_cast(right, t, scope)
+
     def unify_operands(self, a: PType, b: PType, e: ast.Expr) -> PType:
         if isinstance(a, InfIntT) and isinstance(b, (BitT, InfIntT)):
             return b
@@ -228,10 +242,17 @@ class ExpressionsMixin(CheckerState):
         if op in ("&&&", ".."):
             a = self.type_of(e.left, scope, expected)
             b = self.type_of(e.right, scope, expected)
-            return self.unify_operands(a, b, e)
+            t = self.unify_operands(a, b, e)
+            self.cast_operands(e.left, e.right, t, scope)
+            return t
         if op == "++":
             a = self.type_of(e.left, scope)
             b = self.type_of(e.right, scope)
+            for side, st in ((e.left, a), (e.right, b)):
+                if isinstance(st, InfIntT):
+                    # p4c's TypeInference wording
+                    raise err(side, f"Please specify a width for the operand {show_expr(side)} "
+                              "of a concatenation")
             if not isinstance(a, BitT) or not isinstance(b, BitT):
                 raise err(e, f"{show_expr(e)}: ++ needs operands with known widths, got "
                           f"{a.show()} and {b.show()}")
@@ -247,6 +268,7 @@ class ExpressionsMixin(CheckerState):
             if isinstance(a, InfIntT):
                 if self.const_eval(e.right, scope) is None:
                     if isinstance(expected, BitT):
+                        self.implicit_cast(e.left, expected, scope)
                         return expected
                     raise err(e, f"{show_expr(e)}: shift of an integer without a width by a "
                               "non-constant amount")
@@ -264,25 +286,24 @@ class ExpressionsMixin(CheckerState):
         a = self.type_of(e.left, scope, expected)
         b = self.type_of(e.right, scope, a if not isinstance(a, InfIntT) else expected)
         if op in ("==", "!="):
-            if isinstance(a, (HeaderT, StructT, UnionT, StackT)) or isinstance(
-                b, (HeaderT, StructT, UnionT, StackT)
-            ):
-                raise err(e, f"{show_expr(e)}: comparing {a.show()} values is unsupported on "
-                          "this target")
-            if isinstance(a, TupleT) or isinstance(b, TupleT):
-                raise err(e, f"{show_expr(e)}: comparing lists is unsupported on this target")
-            self.unify_operands(a, b, e)
+            if isinstance(a, AGGREGATES) or isinstance(b, AGGREGATES):
+                self.check_aggregate_compare(e, e.left, a, e.right, b)
+                return BoolT()
+            t = self.unify_operands(a, b, e)
+            self.cast_operands(e.left, e.right, t, scope)
             return BoolT()
         if op in ("<", "<=", ">", ">="):
             t = self.unify_operands(a, b, e)
             if not isinstance(t, (BitT, InfIntT)):
                 raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
+            self.cast_operands(e.left, e.right, t, scope)
             return BoolT()
         if op in ("+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"):
             for t in (a, b):
                 if not isinstance(t, (BitT, InfIntT)):
                     raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
             t = self.unify_operands(a, b, e)
+            self.cast_operands(e.left, e.right, t, scope)
             if op in ("/", "%") and self.const_eval(e.right, scope) == 0:
                 # p4c's constant folder refuses these; BMv2 would fault at run time.
                 what = "Division" if op == "/" else "Modulo"
@@ -293,6 +314,61 @@ class ExpressionsMixin(CheckerState):
                 raise err(e, f"{show_expr(e)}: saturating arithmetic needs a width")
             return t
         raise err(e, f"unknown binary operator {op}")
+
+    def check_aggregate_compare(self, e: ast.Binary, left: ast.Expr, a: PType,
+                                right: ast.Expr, b: PType) -> None:
+        """``==``/``!=`` on headers, structs, header unions, stacks and lists (P4_16 8.x: two
+        values of the same type, or a struct/header and a list of its fields' types): p4c's
+        TypeInference accepts them and its mid end (RemoveComplexComparisons) expands them into
+        validity and field comparisons, as the lowering does."""
+        msg = (f"'{show_expr(left)}' with type '{a.show()}' cannot be compared to "
+               f"'{show_expr(right)}' with type '{b.show()}'")
+
+        def refuse() -> NoReturn:
+            raise err(e, msg)
+
+        if isinstance(a, TupleT) and isinstance(b, (StructT, HeaderT)):
+            left, a, right, b = right, b, left, a
+        if isinstance(b, TupleT) and isinstance(a, (StructT, HeaderT)):
+            if len(b.elems) != len(a.fields):
+                refuse()
+            for i, (et, (_, ft)) in enumerate(zip(b.elems, a.fields, strict=True)):
+                el = right.elems[i] if isinstance(right, ast.ListExpr) else right
+                self.check_element_compare(e, el, ft, et, refuse)
+            return
+        if isinstance(a, TupleT) and isinstance(b, TupleT):
+            if len(a.elems) != len(b.elems) or not isinstance(left, ast.ListExpr) or not (
+                isinstance(right, ast.ListExpr)
+            ):
+                refuse()
+            for x, y, xt, yt in zip(left.elems, right.elems, a.elems, b.elems, strict=True):
+                if isinstance(xt, AGGREGATES) or isinstance(yt, AGGREGATES):
+                    self.check_aggregate_compare(e, x, xt, y, yt)
+                else:
+                    self.implicit_cast(x, yt)
+                    self.implicit_cast(y, xt)
+                    if self.types.get(id(x)) != self.types.get(id(y)):
+                        refuse()
+            return
+        if a != b or isinstance(a, TupleT):
+            refuse()
+
+    def check_element_compare(self, e: ast.Binary, el: ast.Expr, want: PType, got: PType,
+                              refuse: Callable[[], NoReturn]) -> None:
+        """One list element compared with the field (or element) of type ``want``."""
+        if isinstance(want, AGGREGATES) or isinstance(got, AGGREGATES):
+            if isinstance(got, TupleT) and isinstance(want, (StructT, HeaderT)):
+                # a nested list against a nested struct: compared field by field
+                self.check_aggregate_compare(e, el, got, el, want)
+                return
+            if want != got:
+                refuse()
+            return
+        if isinstance(got, InfIntT) and isinstance(want, (BitT, InfIntT)):
+            self.implicit_cast(el, want)
+            return
+        if want != got:
+            refuse()
 
     def type_of_cast(self, e: ast.Cast, scope: Scope) -> PType:
         dst = self.resolve_type(e.type, scope)

@@ -77,3 +77,45 @@ def fold_binary(op: str, a: Any, b: Any) -> Any:
     if op == "||":
         return a or b
     return None
+
+
+RELATIONS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
+
+
+def fold_typed_binary(op: str, a: Any, b: Any, t: PType | None, rt: PType | None) -> Any:
+    """``a op b`` for constants of the P4 type ``t`` (the result's type; ``rt`` the right
+    operand's): arithmetic wraps to ``t``'s width (two's complement when signed), ``|+|`` and
+    ``|-|`` clamp to its range, and ``++`` places ``a`` above ``b``'s ``rt`` bits."""
+    if isinstance(a, bool) or isinstance(b, bool) or op in RELATIONS:
+        return fold_binary(op, a, b)
+    if op == "++":
+        if not isinstance(t, BitT) or not isinstance(rt, BitT):
+            return None
+        return fit((a << rt.width) | (b & mask(rt.width)), t)
+    if op in ("|+|", "|-|"):
+        if not isinstance(t, BitT):
+            return None
+        raw = a + b if op == "|+|" else a - b
+        lo, hi = (-(1 << (t.width - 1)), (1 << (t.width - 1)) - 1) if t.signed else (
+            0, mask(t.width))
+        return min(max(raw, lo), hi)
+    v = fold_binary(op, a, b)
+    if isinstance(v, int) and isinstance(t, BitT):
+        v = fit(v, t)
+    return v
+
+
+def fold_unary(op: str, v: Any, t: PType | None) -> Any:
+    """``op v`` for a constant of the P4 type ``t``."""
+    if op == "!":
+        return not v
+    if op == "+":
+        return v
+    if op == "-":
+        v = -v
+    elif op == "~":
+        v = ~v
+    else:
+        return None
+    return fit(v, t) if isinstance(t, BitT) else v
+
