@@ -35,7 +35,7 @@ from typing import Any
 from softnic.frontend import ast
 from softnic.frontend.check import Checker, annotation, annotation_string, err
 from softnic.frontend.check.callinfo import CallInfo
-from softnic.frontend.desugar import InlinedApply
+from softnic.frontend.desugar import InlinedApply, walk
 from softnic.frontend.lower_expr import ExprLowerer
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.resources import (
@@ -171,8 +171,9 @@ class ResourceCollector:
 
     def is_plain(self, s: Any) -> bool:
         """Statements that end up in a synthesized action (no table, no conditional node)."""
-        if isinstance(s, (ast.AssignStmt, ast.ExitStmt, ast.EmptyStmt, ast.ConstDecl,
-                          ast.VarDecl)):
+        if isinstance(s, (ast.AssignStmt, ast.VarDecl)):
+            return not self.applies_in(s)
+        if isinstance(s, (ast.ExitStmt, ast.EmptyStmt, ast.ConstDecl)):
             return True
         if isinstance(s, ast.CallStmt):
             info = self.chk.calls.get(id(s.call))
@@ -206,6 +207,22 @@ class ResourceCollector:
             if isinstance(self.chk.types.get(id(s.expr)), ActionEnumT):
                 assert isinstance(s.expr, ast.Member) and isinstance(s.expr.expr, ast.Call)
                 self.apply_table(s.expr.expr)
+        else:
+            # any other statement that applies tables (e.g. an assignment of ``t.apply().hit``)
+            for call in self.applies_in(s):
+                self.apply_table(call)
+
+    def applies_in(self, s: Any) -> list[ast.Call]:
+        """The table ``apply()`` calls inside ``s``, in source order."""
+        out: list[ast.Call] = []
+        for n in walk(s):
+            if isinstance(n, ast.Call):
+                info = self.chk.calls.get(id(n))
+                if info is not None and info.kind == "builtin" and info.name == "apply" and (
+                    info.sym is not None and info.sym.kind == "table"
+                ):
+                    out.append(n)
+        return out
 
     def hit_miss_apply(self, c: ast.Expr) -> ast.Call | None:
         """The ``t.apply()`` of a condition ``[!]t.apply().hit`` / ``.miss``."""

@@ -270,3 +270,30 @@ def test_the_cases_reach_every_kind_of_object() -> None:
     assert 'name: "d2_t"' in inlined  # the digest inside the inlined directional action
     externs = texts["inline_externs"]
     assert "I.dc_unused" not in externs and 'name: "I.dc"' in externs
+
+
+APPLY_IN_EXPRESSIONS = HEAD + """
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    action seta(bit<8> v) { hdr.h.b = v; }
+    table t { key = { hdr.h.a: exact; } actions = { seta; } }
+    table u { key = { hdr.h.c: exact; } actions = { seta; } }
+    apply {
+        bool hit = t.apply().hit;
+        if (hit) { hdr.h.b = 1; }
+        hdr.h.a = u.apply().miss ? 8w1 : 8w2;
+    }
+}
+""" + EMPTY_EGRESS + MAIN
+
+
+def test_tables_applied_inside_expressions_are_in_the_p4info(tmp_path: Path) -> None:
+    """A table applied in an initializer or an assignment is applied: it has a P4Info entry
+    with its actions, whatever form the lowering gives the apply."""
+    path = tmp_path / "apply_in_expressions.p4"
+    path.write_text(APPLY_IN_EXPRESSIONS)
+    case = Case("apply_in_expressions", path)
+    info = build_p4info(collect_resources(checked(path, case), str(path)))
+    assert sorted(t.preamble.name for t in info.tables) == ["I.t", "I.u"]
+    assert sorted(a.preamble.name for a in info.actions) == ["I.seta", "NoAction"]
+    [u] = [t for t in info.tables if t.preamble.name == "I.u"]
+    assert [(m.name, m.bitwidth) for m in u.match_fields] == [("hdr.h.c", 16)]
