@@ -21,6 +21,8 @@ def show_type(t: ast.Type) -> str:
         return t.name
     if isinstance(t, ast.StackType):
         return f"{show_type(t.elem)}[{show_expr(t.size)}]"
+    if isinstance(t, ast.TupleType):
+        return f"tuple<{', '.join(show_type(e) for e in t.elems)}>"
     simple = {
         ast.BoolType: "bool",
         ast.StringType: "string",

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from softnic.frontend import ast
 from softnic.frontend.desugar import desugar
+from softnic.frontend.passes.eliminate_tuples import eliminate_tuples
 from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
 from softnic.frontend.passes.specialize import specialize
@@ -27,6 +28,7 @@ PASSES: list[tuple[str, Pass]] = [
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
     ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
+    ("EliminateTuples", eliminate_tuples),  # mid end: tuple types become structs
 ]
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from softnic.frontend import ast
 from softnic.frontend.desugar import Names, transform, walk
 from softnic.frontend.errors import CompileError
-from softnic.frontend.pretty import show_expr, show_type
+from softnic.frontend.pretty import show_expr
 
 BLOCKS = (ast.ControlDecl, ast.ParserDecl)
 
@@ -48,7 +48,7 @@ def subst_types(node: Any, bind: dict[str, ast.Type]) -> Any:
 
 
 def type_key(t: ast.Type) -> str:
-    return show_type(t)
+    return repr(t)  # structural: Loc is left out of the repr
 
 
 class Specialize:
