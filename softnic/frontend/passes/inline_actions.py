@@ -46,6 +46,7 @@ from softnic.frontend.desugar import (
     type_decls,
     walk,
 )
+from softnic.frontend.errors import CompileError
 
 
 class InlineActions:
@@ -67,6 +68,9 @@ class InlineActions:
         self.enums = {d.name for d in prog.decls
                       if isinstance(d, (ast.EnumDecl, ast.ErrorDecl))} | {"error"}
 
+        # actions whose directional parameters a table's actions list binds -> that table
+        self.bound: dict[int, ast.TableDecl] = {}
+
     def run(self) -> ast.Program:
         for d in self.prog.decls:
             if isinstance(d, ast.ActionDecl):
@@ -87,6 +91,9 @@ class InlineActions:
             else:
                 local[x.name] = None  # a local of another kind hides a top-level action
         d.apply.stmts = self.stmts(d.apply.stmts, local, None)
+        for x in list(d.locals):
+            if isinstance(x, ast.TableDecl):
+                self.table_bindings(d, x, local)
 
     def action(self, d: ast.ActionDecl, local: dict[str, ast.ActionDecl | None]) -> None:
         d.body.stmts = self.stmts(d.body.stmts, local, d)
@@ -102,6 +109,87 @@ class InlineActions:
         if n in local:
             return local[n]
         return self.top.get(n)
+
+    # ------------------------------------------------------------------ tables
+
+    def table_bindings(self, d: ast.ControlDecl, t: ast.TableDecl,
+                       local: dict[str, ast.ActionDecl | None]) -> None:
+        """``actions = { a(hdr.x); }`` binds ``a``'s directional parameters: like p4c's
+        RemoveActionParameters, the action keeps only its directionless parameters (the
+        action data), and its body copies the bound arguments in at its start and the
+        ``inout``/``out`` ones back at its end (and before an ``exit``). A top-level action is
+        first copied into the control, keeping its control-plane name. The references to it in
+        the table's ``default_action`` and ``entries`` drop the bound arguments."""
+        props = {p.name: p for p in t.properties}
+        refs = props["actions"].actions if "actions" in props else []
+        for r in refs:
+            a = self.lookup(ast.PathExpr(r.name, loc=r.loc), local)
+            if a is None or all(p.direction is None for p in a.params):
+                continue
+            directional = [p for p in a.params if p.direction is not None]
+            if len(r.args) != len(directional):
+                continue  # the checker reports the count
+            if id(a) in self.bound:
+                raise CompileError(r.loc, f"{r.name}: an action whose directional parameters "
+                                   "are bound in more than one table is unsupported on this "
+                                   "target")
+            self.bound[id(a)] = t
+            if a.name not in local:  # top-level: a copy of it in this control
+                a = self.localize(d, t, a)
+                old_name, r.name = r.name, a.name
+                self.rename_refs(t, old_name, a.name)
+                local[a.name] = a
+            self.bound[id(a)] = t
+            args = bind_args(r, directional, r.args, r.name)
+            pmap, before, after = bind_params(self.names, r, directional, args, r.name,
+                                              body=a.body, types=self.types)
+            body = substitute(a.body, pmap)
+            stmts = copy_out_before_exits(list(body.stmts), after) if after else body.stmts
+            a.body = ast.BlockStmt(before + stmts + after, loc=a.body.loc)
+            a.params = [p for p in a.params if p.direction is None]
+            r.args = []
+            self.drop_bound_args(t, r.name, directional)
+
+    def localize(self, d: ast.ControlDecl, t: ast.TableDecl, a: ast.ActionDecl
+                 ) -> ast.ActionDecl:
+        """A copy of top-level action ``a`` declared in ``d`` right before ``t``, with the
+        same control-plane name (p4c's LocalizeActions)."""
+        c = copy.deepcopy(a)
+        c.name = self.names.fresh(a.name)
+        old = next((x for x in a.annotations if x.name == "name"), None)
+        full = a.name
+        if old is not None:
+            raw = old.raw.strip()
+            full = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] == '"' else raw
+        full = "." + full.lstrip(".")
+        c.annotations = [x for x in a.annotations if x.name != "name"] + [ast.Annotation(
+            "name", f'"{full}"', [ast.StringLiteral(full, loc=a.loc)], loc=a.loc)]
+        d.locals.insert(d.locals.index(t), c)
+        return c
+
+    @staticmethod
+    def rename_refs(t: ast.TableDecl, old: str, new: str) -> None:
+        """Point ``default_action`` and ``entries`` of ``t`` that name ``old`` at ``new``."""
+        for call in table_calls(t):
+            if isinstance(call.target, ast.PathExpr) and call.target.name == old:
+                call.target.name = new
+        for p in t.properties:
+            if p.name == "default_action" and isinstance(p.value, ast.PathExpr) and (
+                    p.value.name == old):
+                p.value.name = new
+
+    @staticmethod
+    def drop_bound_args(t: ast.TableDecl, name: str, directional: list[ast.Param]) -> None:
+        """The calls of ``name`` in ``t``'s ``default_action`` and ``entries`` without the
+        arguments of the parameters the actions list binds (p4c's bindDefaultAction)."""
+        bound = {p.name for p in directional}
+        for call in table_calls(t):
+            if not (isinstance(call.target, ast.PathExpr) and call.target.name == name):
+                continue
+            if any(a.name is not None for a in call.args):
+                call.args = [a for a in call.args if a.name not in bound]
+            else:
+                call.args = call.args[len(directional):]
 
     # ------------------------------------------------------------------ statements
 
@@ -199,6 +287,17 @@ class InlineActions:
                 for a in args if hit else []:
                     if a.name in renames:
                         a.name = str(renames[a.name])
+
+
+def table_calls(t: ast.TableDecl) -> list[ast.Call]:
+    """The action calls in a table's ``default_action`` and ``entries``."""
+    out: list[ast.Call] = []
+    for p in t.properties:
+        if p.name == "default_action" and isinstance(p.value, ast.Call):
+            out.append(p.value)
+        elif p.name == "entries":
+            out.extend(e.action for e in p.entries)
+    return out
 
 
 def walk_exprs(e: Any) -> list[Any]:
