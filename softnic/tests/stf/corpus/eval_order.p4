@@ -26,7 +26,11 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
     table t { key = { hdr.h.a : exact; } actions = { NoAction; } default_action = NoAction(); }
     table u { key = { hdr.h.a : exact; } actions = { NoAction; } default_action = NoAction(); }
     table w { key = { hdr.h.a : exact; } actions = { NoAction; } default_action = NoAction(); }
-    table v { key = { hdr.h.a : exact; } actions = { mark; NoAction; } default_action = NoAction(); }
+    table v {
+        key = { hdr.h.a : exact; }
+        actions = { mark; NoAction; }
+        default_action = NoAction();
+    }
     apply {
         sm.egress_spec = 1;
         hdr.h.b = 3;

@@ -22,7 +22,11 @@ control I(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) 
         if (DEBUG) { mark_to_drop(sm); } else { hdr.h.b = hdr.h.b + 1; }
         if (!DEBUG) { hdr.h.a = hdr.h.a + 0x10; }
     }
-    table t { key = { hdr.h.a : exact; } actions = { count_up; NoAction; } default_action = count_up(); }
+    table t {
+        key = { hdr.h.a : exact; }
+        actions = { count_up; NoAction; }
+        default_action = count_up();
+    }
     apply {
         sm.egress_spec = 1;
         count_up();
