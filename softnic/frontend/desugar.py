@@ -966,10 +966,8 @@ class Desugar:
                 a.value = self.hoist(a.value, funcs, pre, conditional)
             f = self.function(e.target, funcs)
             if f is not None:
-                if conditional and not is_pure(f):
-                    raise err(e, f"{f.name}: a function with side effects called where it is "
-                              "evaluated conditionally (after && / || or in ?:) is unsupported "
-                              "on this target")
+                # a call with side effects under && / || / ?: was made an ``if`` by
+                # SideEffectOrdering; what is left here is pure and may run unconditionally
                 if isinstance(f.ret, ast.VoidType):
                     raise err(e, f"{f.name}: a void function cannot be used as a value")
                 retval = self.names.fresh("retval")

@@ -231,10 +231,7 @@ class ControlLowerer:
         ):
             assert isinstance(c.expr, ast.Call)
             return c.expr, (c.name == "hit") != neg
-        if contains_apply(c, self):
-            raise err(c, f"{show_expr(c)}: table application inside a complex condition is "
-                      "unsupported on this target")
-        return None
+        return None  # SideEffectOrdering left table applies only in these two forms
 
     def switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
         e = s.expr
@@ -608,18 +605,6 @@ class ControlLowerer:
             return {"match_type": "range", "start": hexstr(lo, w)["value"],
                     "end": hexstr(hi, w)["value"]}
         raise err(el, f"{kind}: unsupported match kind in entries")
-
-
-def contains_apply(e: Any, cl: ControlLowerer) -> bool:
-    if isinstance(e, ast.Call):
-        info = cl.chk.calls.get(id(e))
-        if info is not None and info.kind == "builtin" and info.name == "apply":
-            return True
-    if isinstance(e, ast.Expr):
-        for v in vars(e).values():
-            if isinstance(v, ast.Expr) and contains_apply(v, cl):
-                return True
-    return False
 
 
 # ---------------------------------------------------------------------- deparser, checksums

@@ -16,6 +16,7 @@ from softnic.frontend.desugar import desugar
 from softnic.frontend.passes.eliminate_tuples import eliminate_tuples
 from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
+from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
 
 Pass = Callable[[ast.Program], object]
@@ -25,6 +26,7 @@ PASSES: list[tuple[str, Pass]] = [
     # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, MoveInitializers,
     # RemoveParserControlFlow: one module today (softnic.frontend.desugar).
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
+    ("SideEffectOrdering", side_effect_ordering),  # evaluation order made explicit
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
     ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
