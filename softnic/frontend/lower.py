@@ -237,10 +237,6 @@ class LowerContext:
         return env
 
 
-# Transitional name: the per-construct modules still annotate their parameter as ``Program``.
-Program = LowerContext
-
-
 # ---------------------------------------------------------------------- the driver
 
 
@@ -424,4 +420,4 @@ def parse_ints(raw: str) -> list[int]:
     return out
 
 
-__all__ = ["LowerContext", "Program", "StackT", "UnionT", "lower_program"]
+__all__ = ["LowerContext", "StackT", "UnionT", "lower_program"]

@@ -42,7 +42,7 @@ from softnic.frontend.types import (
 )
 
 if TYPE_CHECKING:
-    from softnic.frontend.lower import Program
+    from softnic.frontend.lower import LowerContext
 
 HASH_ALGOS = {
     "crc32": "crc32",
@@ -66,7 +66,7 @@ def source_info(node: ast.Node, fragment: str) -> dict[str, Any]:
 
 
 class StmtLowerer:
-    def __init__(self, prog: Program, env: dict[int, Loc], mode: str = "action",
+    def __init__(self, prog: LowerContext, env: dict[int, Loc], mode: str = "action",
                  action_name: str = "") -> None:
         self.prog = prog
         self.chk = prog.chk
