@@ -265,6 +265,10 @@ class ExpressionsMixin(CheckerState):
                 raise err(e.right, f"{show_expr(e)}: shift amount must be unsigned")
             if not isinstance(b, (BitT, InfIntT)):
                 raise err(e.right, f"{show_expr(e)}: shift amount must be an integer")
+            amount = self.const_eval(e.right, scope)
+            if isinstance(amount, int) and amount < 0:
+                # p4c's ConstantFolding wording
+                raise err(e, f"{show_expr(e)}: Shifts with negative amounts are not permitted")
             if isinstance(a, InfIntT):
                 if self.const_eval(e.right, scope) is None:
                     if isinstance(expected, BitT):
@@ -308,6 +312,12 @@ class ExpressionsMixin(CheckerState):
                 # p4c's constant folder refuses these; BMv2 would fault at run time.
                 what = "Division" if op == "/" else "Modulo"
                 raise err(e, f"{show_expr(e)}: {what} by zero")
+            if op in ("/", "%"):
+                x, y = self.const_eval(e.left, scope), self.const_eval(e.right, scope)
+                if isinstance(x, int) and isinstance(y, int) and (x < 0 or y < 0):
+                    # p4c's ConstantFolding folds / and % only on non-negative numbers
+                    what = "Division" if op == "/" else "Modulo"
+                    raise err(e, f"{show_expr(e)}: {what} is not defined for negative numbers")
             if op in ("/", "%") and isinstance(t, BitT) and t.signed:
                 raise err(e, f"{show_expr(e)}: division of signed values is unsupported")
             if op in ("|+|", "|-|") and isinstance(t, InfIntT):
@@ -381,9 +391,12 @@ class ExpressionsMixin(CheckerState):
             if isinstance(src, BitT) and src.signed != dst.signed and src.width != dst.width:
                 ok = False
         elif isinstance(dst, BoolT):
-            ok = isinstance(src, BoolT) or (isinstance(src, BitT) and src.width == 1) or (
-                isinstance(src, InfIntT)
-            )
+            ok = isinstance(src, BoolT) or (isinstance(src, BitT) and src.width == 1 and not (
+                src.signed)) or isinstance(src, InfIntT)
+            v = self.const_eval(e.expr, scope) if isinstance(src, InfIntT) else None
+            if isinstance(v, int) and not isinstance(v, bool) and v not in (0, 1):
+                # p4c's ConstantFolding wording
+                raise err(e, f"{show_expr(e)}: Only 0 and 1 can be cast to booleans")
         elif isinstance(dst, EnumT) and dst.underlying is not None:
             ok = isinstance(src, (BitT, InfIntT)) or src == dst
         elif isinstance(dst, InfIntT):

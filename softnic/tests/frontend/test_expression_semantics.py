@@ -133,6 +133,23 @@ def test_concatenation_of_an_untyped_literal_is_refused_as_p4c_does(tmp_path: Pa
         compile_text(tmp_path, program(apply("bit<16> c = 1 ++ 8w2; hdr.h.b = c[7:0];")))
 
 
+@pytest.mark.parametrize("body,message", [
+    (apply("hdr.h.b = (bit<8>)(-7 / 2);"), "Division is not defined for negative numbers"),
+    (apply("hdr.h.b = (bit<8>)(-7 % 2);"), "Modulo is not defined for negative numbers"),
+    (apply("hdr.h.b = hdr.h.a << -1;"), "Shifts with negative amounts are not permitted"),
+    (apply("bool x = (bool)2; hdr.h.b = x ? 8w1 : 8w0;"), "Only 0 and 1 can be cast to booleans"),
+])
+def test_constant_folding_refusals_use_p4cs_messages(tmp_path: Path, body: str,
+                                                     message: str) -> None:
+    with pytest.raises(CompileError, match=message):
+        compile_text(tmp_path, program(body))
+
+
+def test_division_by_a_cast_literal_is_unsigned(tmp_path: Path) -> None:
+    # -1 takes bit<8>: 255, so 200 / 255 is 0 and 200 % 255 is 200
+    assert out(tmp_path, program(apply("hdr.h.b = hdr.h.a / -1 + hdr.h.a % -1;")), 200) == 200
+
+
 # ---------------------------------------------------------------- arithmetic corners
 # (the spec's values; these already held before the implicit-cast change, kept as a guard)
 
