@@ -151,6 +151,15 @@ class ExprGen:
             idx = self.data(node.get("right"), ctx)
             h0 = self.lay.headers[st.headers[0]]
             return Hdr(f"_sb({self.stack_bases(sname)}, {idx})", h0.type_name, len(h0.fields))
+        if isinstance(node, dict) and node.get("op") == "?":
+            # A header chosen by a condition (p4c writes ``h = c ? h1 : h2`` as assign_header
+            # with this source); only the chosen branch is evaluated, as in BMv2.
+            cond = self.data(node.get("cond"), ctx)
+            a, b = self.header(node.get("left"), ctx), self.header(node.get("right"), ctx)
+            if a.htype != b.htype:
+                raise PipelineLoadError(f"{ctx}: the branches of '?' are headers of different "
+                                        f"types ({a.htype!r}, {b.htype!r})")
+            return Hdr(f"({a.base} if {cond} else {b.base})", a.htype, a.nfields, a.span)
         raise PipelineLoadError(f"{ctx}: expected a header reference, got {node!r}")
 
     def field_width(self, htype: str, offset: int) -> tuple[int, bool]:

@@ -152,13 +152,15 @@ class _Emitter:
         return info is None or info.can_exit
 
     def action(self, fn: Any, data: Any) -> list[str]:
-        """A fixed action: its body written inline (an ``exit`` in it returns from the whole
-        control, which is what exit means), or a call when its source is not known."""
+        """A fixed action: its body written inline, or a call when its source is not known.
+        An action that can ``exit`` runs to its end (BMv2 only marks the packet) and the
+        control returns after it."""
         info = self.actions.get(fn)
         if info is None or not info.body:
             return [f"{self.name('af', fn)}(F, {self.name('ad', data)}, S)", "if S.exited: return"]
         pre = [f"D = {self.name('ad', data)}"] if any("D[" in ln for ln in info.body) else []
-        return pre + info.body
+        post = ["if S.exited: return"] if info.can_exit else []
+        return pre + info.body + post
 
     @staticmethod
     def _indent(lines: list[str]) -> list[str]:

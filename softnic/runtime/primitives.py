@@ -231,7 +231,10 @@ def _mark_to_drop(c: Call) -> list[str]:
 
 @primitive("exit")
 def _exit(c: Call) -> list[str]:
-    return ["S.exited = True", "return"]
+    """BMv2's exit_ only marks the packet for exit: the rest of the action still runs, and the
+    pipeline stops before its next table or condition (Pipeline::apply)."""
+    c.nargs(0)
+    return ["S.exited = True"]
 
 
 @primitive("no_op", "_nop")

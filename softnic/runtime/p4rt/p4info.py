@@ -49,6 +49,9 @@ class TableInfo:
     direct_counter_id: int = 0
     direct_meter_id: int = 0
     has_action_profile: bool = False
+    # False for a table p4c's mid end removed from the JSON but kept in the P4Info (BMv2 loads
+    # that pair): wildcard reads skip it, a request naming it gets the engine's NOT_FOUND.
+    in_json: bool = True
 
 
 @dataclass

@@ -75,7 +75,7 @@ class TableHandler:
     # -- reads
     def _tables(self, table_id: int) -> list[TableInfo]:
         if table_id == 0:
-            return list(self.index.tables.values())
+            return [t for t in self.index.tables.values() if t.in_json]
         return [self.index.table(table_id)]
 
     def _entries(self, t: TableInfo, req: p4runtime_pb2.TableEntry) -> list[TableEntry]:
