@@ -22,6 +22,8 @@ an independent reader of it. One command per line, ``#`` starts a comment:
     the table's default action.
 ``mirroring_add <session> <port>``
     a clone session sending to ``port``.
+``mc_mgrp_create <group>``, ``mc_node_create <rid> <port>...``, ``mc_node_associate <group> <node>``
+    multicast groups as BMv2's CLI builds them; node handles count from 0 in creation order.
 ``wait``
     nothing to do: softnic processes every packet to completion before the next command.
 
@@ -188,6 +190,8 @@ class StfRunner:
         self.expectations: list[Expectation] = []
         self.any_port: set[int] = set()
         self.outputs: dict[int, list[tuple[int, bytes]]] = {}  # port -> (input line, bytes)
+        self.mc_nodes: list[tuple[int, list[int]]] = []  # handle -> (rid, ports)
+        self.mc_groups: dict[int, list[int]] = {}  # group -> node handles
 
     # ------------------------------------------------------------------ names
     @staticmethod
@@ -317,6 +321,24 @@ class StfRunner:
         table = self._table(c.lineno, tname)
         self.sw.table_set_default(table["name"], self._action(c.lineno, table, rest))
 
+    def _multicast(self, c: Command) -> None:
+        nums = [_int(c.lineno, w) for w in c.rest.split()]
+        if c.verb == "mc_mgrp_create" and len(nums) == 1:
+            self.mc_groups[nums[0]] = []
+        elif c.verb == "mc_node_create" and len(nums) >= 2:
+            self.mc_nodes.append((nums[0], nums[1:]))
+            return
+        elif c.verb == "mc_node_associate" and len(nums) == 2:
+            group, node = nums
+            if group not in self.mc_groups or not 0 <= node < len(self.mc_nodes):
+                raise StfError(c.lineno, f"no multicast group {group} or node {node}")
+            self.mc_groups[group].append(node)
+        else:
+            raise StfError(c.lineno, f"malformed {c.verb} command")
+        for group, nodes in self.mc_groups.items():
+            replicas = [(port, self.mc_nodes[n][0]) for n in nodes for port in self.mc_nodes[n][1]]
+            self.sw.mc_group_set(group, replicas)
+
     def execute(self, c: Command) -> None:
         if c.verb == "packet":
             port, _, data = c.rest.partition(" ")
@@ -339,6 +361,8 @@ class StfRunner:
             if len(parts) != 2:
                 raise StfError(c.lineno, "expected mirroring_add <session> <port>")
             self.sw.clone_session_set(_int(c.lineno, parts[0]), [(_int(c.lineno, parts[1]), 0)])
+        elif c.verb in ("mc_mgrp_create", "mc_node_create", "mc_node_associate"):
+            self._multicast(c)
         elif c.verb == "wait":
             pass
         else:
