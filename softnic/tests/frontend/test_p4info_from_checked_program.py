@@ -3,7 +3,7 @@
 The P4Info used to be collected by the BMv2 lowering on the way; it is now built from the
 checker's findings alone. The P4Info of every program here must be exactly the one the
 lowering produced, byte for byte in text format: the files in ``p4info_golden/`` were written
-by the lowering-based collector before it was removed (commit "p4rt_resources: ...").
+by the lowering-based collector before it was removed (commit c8a76a1).
 
 The programs: the whole corpus, the project's own p4cache.p4 (as ``p4cache.program.build``
 compiles it), the bench and demo programs, and programs written here to reach every kind of
