@@ -480,6 +480,19 @@ def bind_args(call_node: ast.Node, params: list[ast.Param], args: list[ast.Argum
     return out
 
 
+def copies(dst: ast.Expr, src: ast.Expr, t: ast.Type, types: dict[str, ast.Decl]
+           ) -> list[Any]:
+    """``dst = src`` element by element when ``t`` is a header stack of known size (BMv2
+    copies headers, not whole stacks); [] for any other type (one plain assignment does)."""
+    d = type_decl(t, types)
+    if not (isinstance(d, ast.StackType) and isinstance(d.size, ast.IntLiteral)):
+        return []
+    return [ast.AssignStmt(
+        ast.Index(copy.deepcopy(dst), ast.IntLiteral(i, loc=dst.loc), loc=dst.loc),
+        ast.Index(copy.deepcopy(src), ast.IntLiteral(i, loc=src.loc), loc=src.loc),
+        loc=src.loc) for i in range(d.size.value)]
+
+
 def unsized_literal(e: ast.Expr) -> bool:
     """An integer literal without a width (``5``, ``-1``): its type comes from its context."""
     if isinstance(e, ast.Unary) and e.op in ("-", "+"):
@@ -541,7 +554,10 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
 
     def temp(p: ast.Param, init: ast.Expr | None, loc: ast.Loc) -> str:
         tmp = names.fresh(p.name)
-        before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), init, loc=loc))
+        elems = copies(ast.PathExpr(tmp, loc=loc), init, p.type, types) if init else None
+        before.append(ast.VarDecl(tmp, copy.deepcopy(p.type), None if elems else init,
+                                  loc=loc))
+        before.extend(elems or [])
         if init is None and p.direction == "out":
             before.extend(header_resets(ast.PathExpr(tmp, loc=loc), p.type, types))
         mapping[p.name] = tmp
@@ -567,7 +583,9 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
                 continue
             a = hoist_indices(names, copy.deepcopy(a), before)
             tmp = temp(p, copy.deepcopy(a) if p.direction == "inout" else None, a.loc)
-            after.append(ast.AssignStmt(a, ast.PathExpr(tmp, loc=a.loc), loc=a.loc))
+            tmp_ref = ast.PathExpr(tmp, loc=a.loc)
+            after.extend(copies(a, tmp_ref, p.type, types) or [
+                ast.AssignStmt(a, tmp_ref, loc=a.loc)])
             continue
         if unsized_literal(a) and not isinstance(p.type, ast.InfIntType):
             mapping[p.name] = ast.Cast(copy.deepcopy(p.type), a, loc=a.loc)

@@ -202,3 +202,42 @@ control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
     assert [a["runtime_data"] for a in j["actions"] if a["name"] == "add_to"] == [
         [{"name": "v", "bitwidth": 8}]]
     assert run_once(j, bytes([0, 0, 0, 4])) == bytes([0, 0, 0, 9])
+
+
+STACK_PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header e_t { bit<8> v; }
+header i_t { bit<8> i; }
+struct headers_t { i_t ix; e_t[3] s; }
+struct meta_t { bit<8> m; }
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(h.ix);
+        pkt.extract(h.s.next); pkt.extract(h.s.next); pkt.extract(h.s.next);
+        transition accept;
+    }
+}
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    action f(inout e_t[3] st) { st[0].v = st[0].v + 1; h.s[0].v = 99; h.s[2].v = 98; }
+    action g(out e_t[3] st) { st[1].setValid(); st[1].v = 5; }
+    apply { sm.egress_spec = 1; if (h.ix.i == 0) { f(h.s); } else { g(h.s); } }
+}
+control VC(inout headers_t h, inout meta_t meta) { apply { } }
+control E(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t h, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t h) { apply { pkt.emit(h.ix); pkt.emit(h.s); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def test_whole_header_stack_inout(tmp_path: Path) -> None:
+    # st is a copy of the stack; st[0].v = 11; the direct writes 99 and 98 are lost to the
+    # copy-out of the whole stack
+    assert run_src(tmp_path, STACK_PROGRAM, bytes([0, 10, 20, 30])) == bytes([0, 11, 20, 30])
+
+
+def test_whole_header_stack_out_starts_invalid(tmp_path: Path) -> None:
+    # every element of st starts invalid; only st[1] is made valid (v = 5); the copy-out makes
+    # s[0] and s[2] invalid, and the deparser emits only the valid s[1]
+    assert run_src(tmp_path, STACK_PROGRAM, bytes([1, 10, 20, 30])) == bytes([1, 5])
