@@ -12,6 +12,7 @@ The P4Info is not built here: ``p4rt_resources`` builds it from the checked prog
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from softnic.frontend import ast
@@ -166,7 +167,7 @@ class LowerContext:
             annos = dict(self.meta_type.field_annotations)
             for fn, _ in self.meta_type.fields:
                 for aname, raw in annos.get(fn, ()):
-                    if aname == "field_list" and index in parse_ints(raw):
+                    if aname == "field_list" and index in parse_ints(raw, self.const_int):
                         loc = self.meta_root.fields[fn]
                         if not hasattr(loc, "field"):
                             raise err(node, f"{fn}: only scalar fields can be in field lists")
@@ -175,6 +176,14 @@ class LowerContext:
         self.field_lists.append({"id": fid, "name": f"field_list{index}", "elements": elems})
         self.field_list_ids[index] = fid
         return fid
+
+    def const_int(self, name: str) -> int | None:
+        """The value of a top-level integer constant (``@field_list(FL_PACKET_IN)``)."""
+        sym = self.chk.top.lookup(name)
+        if sym is not None and sym.kind == "const" and isinstance(sym.value, int) and not (
+                isinstance(sym.value, bool)):
+            return sym.value
+        return None
 
     def bind_direct(self, kind: str, inst: str, table: str) -> None:
         prev = self.direct_bindings.get((kind, inst))
@@ -409,14 +418,17 @@ def enum_member(x: ExprLowerer, e: ast.Expr) -> str:
     raise err(e, f"{e}: expected an enum constant")
 
 
-def parse_ints(raw: str) -> list[int]:
+def parse_ints(raw: str, const: Callable[[str], int | None] | None = None) -> list[int]:
+    """The integers in an annotation's argument text; a name is looked up with ``const``."""
     out = []
     for part in raw.split(","):
         part = part.strip()
         try:
             out.append(int(part, 0))
         except ValueError:
-            continue
+            v = const(part) if const is not None else None
+            if v is not None:
+                out.append(v)
     return out
 
 
