@@ -366,10 +366,13 @@ class ExprLowerer:
         if o in ("+", "-", "*", "<<"):
             return self.wrap(op(o, a, b), t)
         if o == "++":
+            # as p4c's LowerExpressions: (a << width(b)) | (b & mask), in the result's type (a
+            # signed right operand contributes only its bits; a signed result stays signed)
             rt = self.type(e.right)
             assert isinstance(rt, BitT) and isinstance(t, BitT)
             shifted = op("<<", a, hexstr(rt.width))
-            return Val(op("&", op("|", shifted, b), hexstr(mask(t.width), t.width)))
+            low = op("&", b, hexstr(mask(rt.width), rt.width)) if rt.signed else b
+            return self.wrap(op("|", shifted, low), t)
         if o in ("|+|", "|-|"):
             assert isinstance(t, BitT)
             raw = op("+" if o == "|+|" else "-", a, b)

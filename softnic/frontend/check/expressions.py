@@ -261,14 +261,18 @@ class ExpressionsMixin(CheckerState):
         if op in ("<<", ">>"):
             a = self.type_of(e.left, scope, expected)
             b = self.type_of(e.right, scope)
-            if isinstance(b, BitT) and b.signed:
-                raise err(e.right, f"{show_expr(e)}: shift amount must be unsigned")
             if not isinstance(b, (BitT, InfIntT)):
                 raise err(e.right, f"{show_expr(e)}: shift amount must be an integer")
             amount = self.const_eval(e.right, scope)
             if isinstance(amount, int) and amount < 0:
                 # p4c's ConstantFolding wording
                 raise err(e, f"{show_expr(e)}: Shifts with negative amounts are not permitted")
+            if isinstance(b, BitT) and b.signed:
+                if not isinstance(amount, int):
+                    raise err(e.right, f"{show_expr(e.right)}: Shift amount must be an unsigned "
+                              "number")
+                # p4c's TypeInference: a non-negative signed constant becomes unsigned
+                self.types[id(e.right)] = BitT(b.width)
             if isinstance(a, InfIntT):
                 if self.const_eval(e.right, scope) is None:
                     if isinstance(expected, BitT):
@@ -319,7 +323,7 @@ class ExpressionsMixin(CheckerState):
                     what = "Division" if op == "/" else "Modulo"
                     raise err(e, f"{show_expr(e)}: {what} is not defined for negative numbers")
             if op in ("/", "%") and isinstance(t, BitT) and t.signed:
-                raise err(e, f"{show_expr(e)}: division of signed values is unsupported")
+                raise err(e, f"{show_expr(e)}: Cannot operate on signed values")
             if op in ("|+|", "|-|") and isinstance(t, InfIntT):
                 raise err(e, f"{show_expr(e)}: saturating arithmetic needs a width")
             return t

@@ -145,6 +145,22 @@ def test_constant_folding_refusals_use_p4cs_messages(tmp_path: Path, body: str,
         compile_text(tmp_path, program(body))
 
 
+@pytest.mark.parametrize("body,message", [
+    (apply("int<8> s = (int<8>)hdr.h.a; hdr.h.b = (bit<8>)(s / 8s2);"),
+     "Cannot operate on signed values"),
+    (apply("int<8> n = (int<8>)hdr.h.a; hdr.h.b = hdr.h.b << n;"),
+     "Shift amount must be an unsigned number"),
+])
+def test_type_refusals_use_p4cs_messages(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(CompileError, match=message):
+        compile_text(tmp_path, program(body))
+
+
+def test_a_non_negative_signed_constant_is_a_valid_shift_amount(tmp_path: Path) -> None:
+    # p4c's TypeInference turns 8s2 into an unsigned amount
+    assert out(tmp_path, program(apply("hdr.h.b = hdr.h.a << 8s2;")), 3) == 12
+
+
 def test_division_by_a_cast_literal_is_unsigned(tmp_path: Path) -> None:
     # -1 takes bit<8>: 255, so 200 / 255 is 0 and 200 % 255 is 200
     assert out(tmp_path, program(apply("hdr.h.b = hdr.h.a / -1 + hdr.h.a % -1;")), 200) == 200
@@ -211,6 +227,24 @@ ARITH = [
 
 @pytest.mark.parametrize("body,a,want", [c[1:] for c in ARITH], ids=[c[0] for c in ARITH])
 def test_arithmetic_corners(tmp_path: Path, body: str, a: int, want: int) -> None:
+    assert out(tmp_path, program(body), a) == want
+
+
+CONCAT_SIGNED = [
+    # a signed right operand contributes only its 8 bits: 8w1 ++ 8s-1 is 0x01ff
+    ("signed_right_high_byte", apply("int<8> s = (int<8>)hdr.h.a; bit<16> c = 8w1 ++ s; "
+                                     "hdr.h.b = c[15:8];"), 255, 1),
+    # a signed left operand makes an int<16>: (-1 ++ 8w1) is -255, negative
+    ("signed_result_is_negative", apply("int<8> s = (int<8>)hdr.h.a; hdr.h.b = 0; "
+                                        "if ((s ++ 8w1) < 0) { hdr.h.b = 1; }"), 255, 1),
+    ("signed_result_is_positive", apply("int<8> s = (int<8>)hdr.h.a; hdr.h.b = 0; "
+                                        "if ((s ++ 8w1) < 0) { hdr.h.b = 1; }"), 127, 0),
+]
+
+
+@pytest.mark.parametrize("body,a,want", [c[1:] for c in CONCAT_SIGNED],
+                         ids=[c[0] for c in CONCAT_SIGNED])
+def test_concatenation_with_signed_operands(tmp_path: Path, body: str, a: int, want: int) -> None:
     assert out(tmp_path, program(body), a) == want
 
 
