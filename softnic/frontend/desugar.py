@@ -886,6 +886,9 @@ class Desugar:
                 bound[n] = [substitute(x, pmap) for x in copied]
                 stmts = []
                 for v in before:
+                    if not isinstance(v, ast.VarDecl):  # header resets, element copies
+                        stmts.append(v)
+                        continue
                     lifted.setdefault(n, []).append(ast.VarDecl(v.name, v.type, None,
                                                                 loc=v.loc))
                     if v.init is not None:

@@ -241,3 +241,27 @@ def test_whole_header_stack_out_starts_invalid(tmp_path: Path) -> None:
     # every element of st starts invalid; only st[1] is made valid (v = 5); the copy-out makes
     # s[0] and s[2] invalid, and the deparser emits only the valid s[1]
     assert run_src(tmp_path, STACK_PROGRAM, bytes([1, 10, 20, 30])) == bytes([1, 5])
+
+
+def test_out_header_of_a_sub_control_whose_action_uses_it(tmp_path: Path) -> None:
+    # dd starts invalid at every apply; the table's action (which reads the parameters, so
+    # they become variables of the caller) makes it valid only when k == 1
+    src = program("""
+control Sub(out data_t dd, inout bit<8> k) {
+    action a() { dd.setValid(); dd.a = k; }
+    table t { actions = { a; } default_action = a(); }
+    apply { if (k == 1) { t.apply(); } }
+}
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() sub;
+    apply {
+        sm.egress_spec = 1;
+        data_t t = h.d;
+        bit<8> kk = h.d.a;
+        sub.apply(t, kk);
+        if (t.isValid()) { h.d.b = t.a; } else { h.d.b = 2; }
+    }
+}""")
+    j = compile_src(tmp_path, src)
+    assert run_once(j, bytes([1, 0, 0, 0])) == bytes([1, 1, 0, 0])
+    assert run_once(j, bytes([3, 0, 0, 0])) == bytes([3, 2, 0, 0])
