@@ -82,9 +82,11 @@ class ExpressionsMixin(CheckerState):
             if not isinstance(it, (BitT, InfIntT)):
                 raise err(e.index, f"{show_expr(e.index)}: array index must be an integer")
             iv = self.const_eval(e.index, scope)
-            if isinstance(iv, int) and not 0 <= iv < bt.size:
-                raise err(e.index, f"{show_expr(e)}: Index {iv} out of bounds for stack of size "
-                          f"{bt.size}")
+            # p4c's TypeInference wording for a constant index out of the stack's range
+            if isinstance(iv, int) and iv < 0:
+                raise err(e, f"{show_expr(e)}: Negative array index {iv}")
+            if isinstance(iv, int) and iv >= bt.size:
+                raise err(e.index, f"Array index {iv} larger or equal to array size {bt.size}")
             if isinstance(iv, int):
                 self.consts[id(e.index)] = iv
             return bt.elem

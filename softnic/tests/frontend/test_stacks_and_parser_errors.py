@@ -227,3 +227,13 @@ def test_push_front_is_refused_in_a_parser(tmp_path: Path):
                                        1))
     assert ("hdr.s.push_front: 'push_front' and 'pop_front' for stacks cannot be used in a "
             "parser") in refused(tmp_path, src)
+
+
+@pytest.mark.parametrize(("index", "message"), [
+    ("4", "Array index 4 larger or equal to array size 4"),
+    ("2 + 2", "Array index 4 larger or equal to array size 4"),
+    ("-1", "hdr.s[-1]: Negative array index -1"),
+])
+def test_constant_stack_index_out_of_range_is_refused_with_p4c_wording(tmp_path: Path,
+                                                                       index: str, message: str):
+    assert message in refused(tmp_path, program(STACK_PARSER, f"hdr.s[{index}].v = 1;"))
