@@ -10,6 +10,7 @@ value is so the conversions are inserted exactly where needed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +98,10 @@ class ExprLowerer:
         self.chk = chk
         self.env = env
         self.in_parser = in_parser
+        # Parser states set this: it moves a lookahead found inside an expression into a
+        # temporary (a ``set`` op) and returns that field, since BMv2 takes ``lookahead`` only
+        # as a whole ``set`` source or a transition key, never inside an expression.
+        self.spill: Callable[[dict[str, Any], PType], dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -300,12 +305,18 @@ class ExprLowerer:
         if isinstance(bt, StackT) and e.name == "nextIndex":
             raise err(e, f"{show_expr(e)}: nextIndex is unsupported on this target")
         if isinstance(e.expr, ast.Call) and self.is_lookahead(e.expr):
-            return Val(self.lookahead_json(e.expr, e.name))
+            return Val(self.lookahead_value(e.expr, e.name, self.type(e)))
         raise err(e, f"{show_expr(e)}: expression unsupported on this target")
 
     def is_lookahead(self, e: ast.Expr) -> bool:
         info = self.chk.calls.get(id(e))
         return info is not None and info.kind == "method" and info.name == "lookahead"
+
+    def lookahead_value(self, call: ast.Call, member: str | None, t: PType) -> dict[str, Any]:
+        """A lookahead used as a value: in a parser state, read into a temporary first (p4c's
+        front end moves the call out of the expression the same way)."""
+        j = self.lookahead_json(call, member)
+        return self.spill(j, t) if self.spill is not None else j
 
     def lookahead_json(self, call: ast.Call, member: str | None = None) -> dict[str, Any]:
         if not self.in_parser:
@@ -513,7 +524,7 @@ class ExprLowerer:
             if isinstance(loc, StackLastLoc):
                 raise err(e, f"{show_expr(e)}: isValid on .last is unsupported on this target")
         if self.is_lookahead(e):
-            return Val(self.lookahead_json(e))
+            return Val(self.lookahead_value(e, None, self.type(e)))
         if info.kind == "function":
             return self.inline_pure_function(e, info)
         raise err(e, f"{show_expr(e)}: calls with side effects cannot be used inside an "
@@ -535,6 +546,7 @@ class ExprLowerer:
             loc = self.loc(a)
             env[id(psym)] = loc if loc is not None else JsonLoc(self.data(a), self.type(a))
         sub = ExprLowerer(self.chk, env, self.in_parser)
+        sub.spill = self.spill
         return sub.lower(stmts[0].value)
 
 
@@ -593,8 +605,12 @@ def wrap_op(j: dict[str, Any]) -> dict[str, Any]:
 
 
 def wrap_param(j: dict[str, Any]) -> dict[str, Any]:
-    if j.get("type") == "expression":
+    """A value argument (or parser ``set`` source) as p4c writes it: operations wrapped as in
+    :func:`wrap_op`, and a ``stack_field`` too (ExpressionConverter::convert wraps both; a
+    parser ``set`` takes a stack field only that way)."""
+    if j.get("type") == "stack_field":
         return {"type": "expression", "value": j}
+    j = wrap_op(j)
     return j
 
 

@@ -28,7 +28,15 @@ from softnic.frontend.layout import (
     StructLoc,
     UnionLoc,
 )
-from softnic.frontend.lower_expr import ExprLowerer, field_ref, hexstr, inner, op, wrap_param
+from softnic.frontend.lower_expr import (
+    ExprLowerer,
+    field_ref,
+    hexstr,
+    inner,
+    op,
+    wrap_op,
+    wrap_param,
+)
 from softnic.frontend.pretty import show_expr, show_stmt
 from softnic.frontend.types import (
     BitT,
@@ -75,13 +83,19 @@ class StmtLowerer:
         self.action_name = action_name
         self.ops: list[dict[str, Any]] = []
         self.x = ExprLowerer(self.chk, env, in_parser=mode == "parser")
+        if mode == "parser":
+            self.x.spill = self.spill_lookahead
+        # Set by ``exit``: p4c stops converting an action at its exit statement, and BMv2's
+        # exit only marks the packet (the action's later primitives would still run), so
+        # nothing after it is emitted - also not the caller's rest when an inlined action exits.
+        self.exited = False
         self.cond_stack: list[dict[str, Any]] = []  # active predicates (bool JSON of a field)
 
     # ------------------------------------------------------------------ output
 
     def prim(self, name: str, params: list[dict[str, Any]], node: ast.Node,
              fragment: str = "") -> None:
-        p = {"op": name, "parameters": params,
+        p = {"op": name, "parameters": [wrap_op(x) for x in params],
              "source_info": source_info(node, fragment or self.frag(node))}
         if self.mode == "parser":
             self.ops.append({"op": "primitive", "parameters": [p]})
@@ -99,7 +113,17 @@ class StmtLowerer:
 
     def stmts(self, ss: list[Any]) -> None:
         for s in ss:
+            if self.exited:
+                break
             self.stmt(s)
+
+    def spill_lookahead(self, la: dict[str, Any], t: PType) -> dict[str, Any]:
+        """A lookahead inside an expression, read first into a temporary with a ``set`` op (the
+        only place besides a transition key where BMv2 takes ``lookahead``)."""
+        tmp = self.prog.layout.add_scalar("tmp", t)
+        ref = field_ref(tmp.header, tmp.field)
+        self.ops.append({"op": "set", "parameters": [ref, la]})
+        return ref
 
     def stmt(self, s: Any) -> None:
         if isinstance(s, ast.BlockStmt):
@@ -125,6 +149,7 @@ class StmtLowerer:
             if self.mode == "parser":
                 raise err(s, "exit in a parser is unsupported on this target")
             self.prim("exit", [], s, "exit")
+            self.exited = True
         elif isinstance(s, ast.ReturnStmt):
             # desugar removes return from actions and functions and lower_control handles it
             # in apply blocks; anywhere else ignoring it would run the code that follows
@@ -327,6 +352,7 @@ class StmtLowerer:
         sub.cond_stack = list(self.cond_stack)
         sub.stmts(d.body.stmts)
         self.ops.extend(sub.ops)
+        self.exited = self.exited or sub.exited
 
     def builtin(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
         name = info.name
@@ -414,8 +440,10 @@ class StmtLowerer:
                 raise err(call, f"{show_expr(call)}: extract target must be a header or "
                           "stack.next")
             if len(a) > 1 and a[1] is not None:
-                self.ops.append({"op": "extract_VL",
-                                 "parameters": [target, self.x.param(a[1])]})
+                # the length is always an ``expression`` holding the value (p4c, and BMv2's
+                # loader refuses any other type here)
+                length = {"type": "expression", "value": self.x.data(a[1])}
+                self.ops.append({"op": "extract_VL", "parameters": [target, length]})
             else:
                 self.ops.append({"op": "extract", "parameters": [target]})
         elif info.name == "advance":
