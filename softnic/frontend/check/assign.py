@@ -46,20 +46,34 @@ class AssignMixin(CheckerState):
         self.types[id(e)] = t
         if isinstance(v, int) and not isinstance(v, bool):
             self.consts[id(e)] = fit(v, t)
+            self.warn_overflow(e, v, t)
+
+    def warn_overflow(self, e: ast.Expr, v: int, t: BitT) -> None:
+        """p4c's warnings when a constant is given a type it does not fit (IR::Constant's
+        overflow handling): the value is still used, truncated to the type."""
+        text = e.text or str(e.value) if isinstance(e, ast.IntLiteral) else show_expr(e)
+        if v < 0 and not t.signed:
+            msg = f"{text}: negative value with unsigned type"
+        elif fit(v, t) != v:
+            msg = f"{text}: value does not fit in {t.width} bits"
+        else:
+            return
+        w = CompileWarning(e.loc, msg)
+        if w not in self.warnings:
+            self.warnings.append(w)
 
     def fit_literal(self, e: ast.Expr, t: PType) -> None:
         """An integer literal stored into ``t`` keeps only ``t``'s bits. Like p4c we warn and
         record the truncated value, so the JSON never carries a constant wider than its field.
         Any other ``int`` expression is cast to ``t`` (see :meth:`implicit_cast`)."""
-        if not (isinstance(e, ast.IntLiteral) and isinstance(t, BitT)):
+        if not (isinstance(e, ast.IntLiteral) and isinstance(t, BitT)) or isinstance(
+            self.types.get(id(e)), InfIntT
+        ):
             self.implicit_cast(e, t)
             return
         v = fit(e.value, t)
         if v != e.value:
-            text = e.text or str(e.value)
-            w = CompileWarning(e.loc, f"{text}: value does not fit in {t.width} bits")
-            if w not in self.warnings:
-                self.warnings.append(w)
+            self.warn_overflow(e, e.value, t)
             self.consts[id(e)] = v
 
     def assignable(self, src: PType, dst: PType, node: ast.Node) -> None:

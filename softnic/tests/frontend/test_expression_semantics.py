@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.tests.frontend.p4progs import compile_text, program, run_b
 
@@ -75,6 +76,18 @@ def test_int_literal_takes_the_other_operands_type(tmp_path: Path, body: str, a:
         # the literal was cast to a bit<W> at compile time, as p4c's ConstantFolding does:
         # the JSON carries its unsigned value, never a negative hex string
         assert '"-0x' not in json.dumps(j)
+
+
+@pytest.mark.parametrize("body,message", [
+    ("hdr.h.b = 0; if (8w255 == -1) { hdr.h.b = 1; }", "-1: negative value with unsigned type"),
+    ("hdr.h.b = hdr.h.a + 300;", "300: value does not fit in 8 bits"),
+    ("int<8> s = 200; hdr.h.b = (bit<8>)s;", "200: value does not fit in 8 bits"),
+])
+def test_a_cast_constant_that_does_not_fit_warns_as_p4c_does(tmp_path: Path, body: str,
+                                                              message: str) -> None:
+    warnings: list[CompileWarning] = []
+    compile_text(tmp_path, program(apply(body)), warnings=warnings)
+    assert [w.message for w in warnings] == [message]
 
 
 def test_function_return_value_is_cast(tmp_path: Path) -> None:
