@@ -217,6 +217,74 @@ class SideEffectOrdering:
                 fs = self.params_scope(s, x.params)
                 x.body.stmts = self.stmts(x.body.stmts, fs, x.ret)
         d.apply.stmts = self.stmts(d.apply.stmts, Scope(s))
+        keys = self.lift_keys(d, s)
+        if keys:
+            d.apply.stmts = self.key_assignments(d.apply.stmts, keys, Scope(s))
+
+    # ------------------------------------------------------------------ table keys
+
+    def lift_keys(self, d: ast.ControlDecl, scope: Scope) -> dict[str, list[ast.AssignStmt]]:
+        """p4c's KeySideEffect: when a key expression of a table has side effects, every key
+        of that table is computed into a control-level ``key`` variable before each apply
+        (all of them, to keep their order). The key keeps its control-plane name."""
+        out: dict[str, list[ast.AssignStmt]] = {}
+        new_locals: list[Any] = []
+        for x in d.locals:
+            props = [p for p in x.properties if p.name == "key"] if isinstance(
+                x, ast.TableDecl) else []
+            if props and self.effects_any([k.expr for k in props[0].keys], scope):
+                assigns = []
+                for k in props[0].keys:
+                    typ = self.need_type(self.type_of(k.expr, scope), k.expr)
+                    name = self.numbered("key")
+                    new_locals.append(ast.VarDecl(name, copy.deepcopy(typ), None, loc=k.loc))
+                    if not any(a.name == "name" for a in k.annotations):
+                        text = show_expr(k.expr)
+                        k.annotations.append(ast.Annotation(
+                            "name", f'"{text}"', [ast.StringLiteral(text, loc=k.loc)],
+                            loc=k.loc))
+                    assigns.append(ast.AssignStmt(ast.PathExpr(name, loc=k.loc), k.expr,
+                                                  loc=k.loc))
+                    k.expr = ast.PathExpr(name, loc=k.expr.loc)
+                out[x.name] = assigns
+            new_locals.append(x)
+        d.locals = new_locals
+        return out
+
+    def key_assignments(self, ss: list[Any], keys: dict[str, list[ast.AssignStmt]],
+                        scope: Scope) -> list[Any]:
+        """Put the key computations of ``keys``' tables in front of each statement that
+        applies one (after the rewriting above, an apply stands alone in its statement)."""
+        out: list[Any] = []
+        for s in ss:
+            own: list[Any] = []
+            if isinstance(s, ast.IfStmt):
+                own = [s.cond]
+            elif isinstance(s, ast.SwitchStmt):
+                own = [s.expr]
+            elif isinstance(s, (ast.CallStmt, ast.AssignStmt, ast.VarDecl, ast.ReturnStmt)):
+                own = [s]
+            applied = [n.target.expr.name for e in own for n in walk(e)
+                       if self.table_apply(n, scope) and n.target.expr.name in keys]
+            for t in applied:
+                for a in keys[t]:
+                    out.extend(self.stmt(copy.deepcopy(a), scope, None))
+            if isinstance(s, ast.BlockStmt):
+                s.stmts = self.key_assignments(s.stmts, keys, Scope(scope))
+            elif isinstance(s, ast.IfStmt):
+                for attr in ("then", "other"):
+                    b = getattr(s, attr)
+                    if b is not None:
+                        nb = self.key_assignments([b], keys, scope)
+                        setattr(s, attr, nb[0] if len(nb) == 1 else ast.BlockStmt(nb, loc=b.loc))
+            elif isinstance(s, ast.SwitchStmt):
+                for c in s.cases:
+                    if c.body is not None:
+                        c.body.stmts = self.key_assignments(c.body.stmts, keys, Scope(scope))
+            out.append(s)
+            if isinstance(s, ast.Decl):
+                self.declare(scope, s)
+        return out
 
     def parser(self, d: ast.ParserDecl) -> None:
         s = self.params_scope(self.top, d.params, d.ctor_params)
@@ -497,6 +565,13 @@ class SideEffectOrdering:
         self.temps[name] = typ
         pre.append(ast.VarDecl(name, copy.deepcopy(typ), init, loc=at.loc))
         return ast.PathExpr(name, loc=at.loc)
+
+    def numbered(self, base: str) -> str:
+        """A fresh ``base_N`` (p4c's ``key_0``, ``key_1``, ...)."""
+        i = 0
+        while f"{base}_{i}" in self.names.used:
+            i += 1
+        return self.names.fresh(f"{base}_{i}")
 
     def need_type(self, t: ast.Type | None, e: ast.Expr) -> ast.Type:
         if t is None or free_type_vars(t, self.tvars) or isinstance(t, ast.InfIntType):

@@ -136,6 +136,23 @@ def test_applies_in_expressions_inside_switch_cases(tmp_path: Path, a: int, want
     assert out(tmp_path, src(body), a) == want
 
 
+@pytest.mark.parametrize("a,want", [(3, 9), (2, 0)])
+def test_key_with_side_effects_is_computed_before_the_apply(tmp_path: Path, a: int,
+                                                            want: int) -> None:
+    # keys are evaluated in order: a = 3 looks up (3, 4) (the entry: b = 9); a = 2 looks up
+    # (2, 3) (a miss)
+    text = src("""
+  action s(bit<8> v) { hdr.h.b = v; }
+  table t { key = { hdr.h.a : exact @name("a"); bump(hdr.h.a) : exact @name("bumped"); }
+            actions = { s; NoAction; } const entries = { (3, 4) : s(9); }
+            default_action = NoAction; }
+  apply { sm.egress_spec = 1; t.apply(); }""")
+    j, _ = compile_text(tmp_path, text)
+    [table] = [t for p in j["pipelines"] for t in p["tables"] if t["name"] == "I.t"]
+    assert [k["name"] for k in table["key"]] == ["a", "bumped"]
+    assert run_b(j, a) == want
+
+
 STACK_PROGRAM = """#include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<8> b; }
