@@ -733,10 +733,13 @@ class Desugar:
     def control(self, d: ast.ControlDecl) -> None:
         instances: dict[str, tuple[ast.ControlDecl, dict[str, ast.Expr | str], list[Any],
                                    ast.InstantiationDecl]] = {}
+        local_names = [x.name for x in d.locals]
         for loc in d.locals:
             callee = self.callee_control(loc)
             if callee is not None:
                 assert isinstance(loc, ast.InstantiationDecl)
+                if local_names.count(loc.name) > 1:
+                    raise err(loc, f"{loc.name}: Duplicates declaration {loc.name}")
                 callee = self.unshadow_action_params(callee, self.caller_names(d, loc))
                 mapping, copied = self.instance_locals(loc, callee)
                 instances[loc.name] = (callee, mapping, copied, loc)
@@ -758,6 +761,10 @@ class Desugar:
                 bound[lname] = copied
         d.apply = self.replace_applies(d.apply, instances, bound, lifted,
                                        set(declared_names(d.apply)))
+        for n in walk(d.apply):
+            if isinstance(n, ast.PathExpr) and n.name in instances:
+                raise err(n, f"{n.name}: a control instance can only be applied, as a "
+                          f"statement: {n.name}.apply(...);")
         new_locals: list[Any] = []
         for loc in d.locals:
             if isinstance(loc, ast.InstantiationDecl) and loc.name in instances:

@@ -7,11 +7,15 @@ what each declaration binds and under which (possibly ``@name``-qualified) name.
 
 from __future__ import annotations
 
+import copy
+
 from softnic.frontend import ast
 from softnic.frontend.check.callinfo import CallInfo
 from softnic.frontend.check.fold import mask
 from softnic.frontend.check.helpers import annotation_string, err
 from softnic.frontend.check.state import CheckerState
+from softnic.frontend.desugar import walk
+from softnic.frontend.passes.specialize import subst_types
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
 from softnic.frontend.types import (
@@ -79,24 +83,36 @@ class DeclarationsMixin(CheckerState):
                     self.main = d
                 for a in d.args:
                     self.check_block_ctor(a.value, scope)
-                if isinstance(d.type, ast.TypeName) and d.type.args:
-                    self.check_package_type_args(d, t.decl, d.type.args, scope)
+                self.check_package_blocks(d, t.decl, scope)
                 scope.declare(Sym("instance", d.name, t, d))
             else:
                 self.declare_instance(d, scope, "")
         else:
             raise err(d, f"{type(d).__name__}: unsupported top-level declaration")
 
-    def check_package_type_args(self, d: ast.InstantiationDecl, pkg: ast.PackageDecl,
-                                args: list[ast.Type], scope: Scope) -> None:
-        """``V1Switch<H, M>(...)``: each block passed must have the apply parameter types the
-        package parameter's type has with those arguments (p4c unifies them)."""
-        pscope = scope.child()
-        for tp, ta in zip(pkg.type_params, args, strict=False):
-            pscope.bind(Sym("type", tp, self.resolve_type(ta, scope), d))
+    def check_package_blocks(self, d: ast.InstantiationDecl, pkg: ast.PackageDecl,
+                             scope: Scope) -> None:
+        """The blocks passed to a package must agree on its type parameters (p4c unifies
+        them): with ``V1Switch<H, M>(...)`` they are given; otherwise the first block that
+        fixes one (the parser's ``out H``) fixes it for all the others."""
+        pvars = set(pkg.type_params)
+        bound: dict[str, PType] = {}
+        targs = d.type.args if isinstance(d.type, ast.TypeName) else []
+        for tp, ta in zip(pkg.type_params, targs, strict=False):
+            bound[tp] = self.resolve_type(ta, scope)
         names = [p.name for p in pkg.params]
+        for a in d.args:
+            if a.name is not None and a.name not in names:
+                raise err(a, f"{a.name}: no parameter named {a.name} in {pkg.name}")
+        if any(a.name is not None for a in d.args):
+            # arguments by name: put them in the parameter order the lowering reads them in
+            pos = {id(a): (names.index(a.name) if a.name is not None else i)
+                   for i, a in enumerate(d.args)}
+            if len(set(pos.values())) != len(d.args):
+                raise err(d, f"{d.name}: a parameter of {pkg.name} is given twice")
+            d.args = sorted(d.args, key=lambda a: pos[id(a)])
         for i, a in enumerate(d.args):
-            j = names.index(a.name) if a.name in names else i
+            j = i
             info = self.calls.get(id(a.value))
             if j >= len(pkg.params) or info is None:
                 continue
@@ -105,16 +121,23 @@ class DeclarationsMixin(CheckerState):
             btd = bt.decl if bt is not None else None
             if not isinstance(btd, (ast.ParserTypeDecl, ast.ControlTypeDecl)):
                 continue
-            bscope = scope.child()
-            for tp, ta in zip(btd.type_params, pt.args, strict=False):
-                bscope.bind(Sym("type", tp, self.resolve_type(ta, pscope), d))
+            assert isinstance(pt, ast.TypeName)
+            tsub = dict(zip(btd.type_params, pt.args, strict=False))
             for want_p, have_p in zip(btd.params, info.decl.params, strict=False):
-                want = self.resolve_type(want_p.type, bscope)
-                have = self.decl_syms[id(have_p)].type if id(have_p) in self.decl_syms else None
-                if have is not None and have != want:
+                hsym = self.decl_syms.get(id(have_p))
+                if hsym is None or hsym.type is None:
+                    continue
+                have = hsym.type
+                pat = subst_types(copy.deepcopy(want_p.type), tsub)
+                if isinstance(pat, ast.TypeName) and pat.name in pvars and not pat.args:
+                    want = bound.setdefault(pat.name, have)
+                elif any(isinstance(n, ast.TypeName) and n.name in pvars for n in walk(pat)):
+                    continue
+                else:
+                    want = self.resolve_type(pat, scope)
+                if have != want:
                     raise err(a, f"{show_expr(a.value)}: Cannot unify {have.show()} to "
-                              f"{want.show()} (parameter {have_p.name} of {info.decl.name}, "
-                              f"{d.type.name}<...> expects {want.show()})")
+                              f"{want.show()} (parameter {have_p.name} of {info.decl.name})")
 
     def check_block_ctor(self, e: ast.Expr, scope: Scope) -> None:
         if not (isinstance(e, ast.Call) and isinstance(e.target, ast.PathExpr)):
@@ -124,6 +147,8 @@ class DeclarationsMixin(CheckerState):
             raise err(e, f"{show_expr(e)}: expected a parser or control instantiation")
         if e.args:
             raise err(e, f"{show_expr(e)}: constructor parameters are unsupported on this target")
+        if e.type_args:  # generic blocks were specialised (SpecializeAll) and lost them
+            raise err(e, f"{sym.name}: is not a generic type")
         self.calls[id(e)] = CallInfo("ctor", sym.name, sym.decl, sym)
 
     def declare_type(self, d: ast.Decl, scope: Scope) -> None:

@@ -67,6 +67,10 @@ class InlineParsers:
         instances = {x.name: (x, p) for x in d.locals if (p := self.callee(x)) is not None}
         if not instances:
             return
+        names = [x.name for x in d.locals]
+        for n, (x, _) in instances.items():
+            if names.count(n) > 1:
+                raise CompileError(x.loc, f"{n}: Duplicates declaration {n}")
         locals_: list[Any] = []
         copies: dict[str, tuple[ast.ParserDecl, dict[str, ast.Expr | str]]] = {}
         for x in d.locals:
@@ -82,6 +86,10 @@ class InlineParsers:
         for st in d.states:
             states.extend(self.state(d, st, copies))
         d.states = states
+        for n in walk(d):
+            if isinstance(n, ast.PathExpr) and n.name in copies:
+                raise CompileError(n.loc, f"{n.name}: a parser instance can only be applied, as "
+                                   f"a statement of a parser state: {n.name}.apply(...);")
 
     def instance_locals(self, inst: ast.InstantiationDecl, callee: ast.ParserDecl
                         ) -> tuple[dict[str, ast.Expr | str], list[Any]]:
@@ -146,6 +154,9 @@ class InlineParsers:
         after: list[Any] = []
         pmap: dict[str, ast.Expr | str] = {}
         for p, a in zip(callee.params, args, strict=True):
+            if a is None and p.default is None:
+                raise CompileError(s.loc, f"{what}: Expected {len(callee.params)} arguments, "
+                                   f"got {len(s.call.args)}")
             if p.direction is None:
                 if a is None:
                     raise CompileError(s.loc, f"{what}: no argument for parameter {p.name}")

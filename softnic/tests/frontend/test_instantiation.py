@@ -370,3 +370,74 @@ control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm)(Step s) 
     src = build(ingress=ing, extra=SUB_CONTROLS,
                 main="V1Switch(P(), VC(), I(8w3), E(), CC(), D()) main;\n")
     assert "expected a parser or control instantiation" in refused(tmp_path, src)
+
+
+# ---------------------------------------------------------------------- the package's arguments
+
+
+def test_package_arguments_by_name_in_any_order(tmp_path: Path) -> None:
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = hdr.h.a + 1;")
+    main = "V1Switch(vr=VC(), p=P(), ig=I(), eg=E(), dep=D(), ck=CC()) main;\n"
+    assert run(tmp_path, build(ingress=ing, main=main), [7, 0]) == [7, 8]
+
+
+def test_package_argument_with_an_unknown_name(tmp_path: Path) -> None:
+    main = "V1Switch(p=P(), vr=VC(), ig=I(), eg=E(), ck=CC(), zz=D()) main;\n"
+    assert "zz: no parameter named zz in V1Switch" in refused(tmp_path, build(main=main))
+
+
+def test_generic_block_with_type_arguments_the_package_contradicts(tmp_path: Path) -> None:
+    src = build(ingress=GENERIC_INGRESS,
+                main="V1Switch(P(), VC(), GI<m_t, hs_t>(), E(), CC(), D()) main;\n")
+    assert "GI(): Cannot unify m_t to hs_t" in refused(tmp_path, src)
+
+
+def test_type_arguments_on_a_block_that_is_not_generic(tmp_path: Path) -> None:
+    src = build(main="V1Switch(P<hs_t>(), VC(), I(), E(), CC(), D()) main;\n")
+    assert "P: is not a generic type" in refused(tmp_path, src)
+
+
+# ---------------------------------------------------------------------- refusals, positioned
+
+
+def test_instance_declared_twice(tmp_path: Path) -> None:
+    ing = """
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Add40() s;
+    Add40() s;
+    apply { sm.egress_spec = 1; s.apply(hdr.h.b); }
+}
+"""
+    assert "s: Duplicates declaration s" in refused(tmp_path, build(ingress=ing,
+                                                                    extra=SUB_CONTROLS))
+
+
+def test_sub_parser_used_as_a_value(tmp_path: Path) -> None:
+    parser = SUB_G + """
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    SubG() sg;
+    state start { pkt.extract(hdr.h); sg.foo(pkt, hdr.g); transition accept; }
+}
+"""
+    assert "sg: a parser instance can only be applied" in refused(tmp_path, build(parser=parser))
+
+
+def test_sub_parser_argument_missing(tmp_path: Path) -> None:
+    parser = SUB_G + """
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    SubG() sg;
+    state start { pkt.extract(hdr.h); sg.apply(pkt); transition accept; }
+}
+"""
+    assert "sg.apply: Expected 2 arguments, got 1" in refused(tmp_path, build(parser=parser))
+
+
+def test_sub_control_apply_used_as_a_value(tmp_path: Path) -> None:
+    ing = """
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Add40() s;
+    apply { sm.egress_spec = 1; if (s.apply(hdr.h.b)) { } }
+}
+"""
+    msg = refused(tmp_path, build(ingress=ing, extra=SUB_CONTROLS))
+    assert "s: a control instance can only be applied, as a statement" in msg
