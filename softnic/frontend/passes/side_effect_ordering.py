@@ -664,6 +664,9 @@ class SideEffectOrdering:
         b = lvalue_base(e)
         if b is None or not (EVERYTHING in later or b.name in later):
             return e
+        if isinstance(e, ast.Member) and e.name == "size" and isinstance(
+                self.type_decl(self.lvalue_type(e.expr, scope))[0], ast.StackType):
+            return e  # a stack's size is a constant
         if isinstance(e, ast.Slice):
             e.expr = self.fresh(self.need_type(self.lvalue_type(e.expr, scope), e.expr),
                                 e.expr, pre, e)
