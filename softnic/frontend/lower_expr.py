@@ -597,10 +597,13 @@ def wrap_op(j: dict[str, Any]) -> dict[str, Any]:
     """A primitive argument in BMv2's form: an ``expression`` argument's ``value`` is read as a
     whole expression node (P4Objects::process_single_param), so an operation - a computed
     value, or a run-time stack element or its field as an lvalue - is wrapped once more, as p4c
-    does. Already wrapped arguments are left as they are."""
+    does. Already wrapped arguments are left as they are, and the values in a
+    ``parameters_vector`` (log_msg's) are arguments themselves."""
     v = j.get("value")
     if j.get("type") == "expression" and isinstance(v, dict) and "type" not in v:
         return {"type": "expression", "value": j}
+    if j.get("type") == "parameters_vector" and isinstance(v, list):
+        return {"type": "parameters_vector", "value": [wrap_param(x) for x in v]}
     return j
 
 

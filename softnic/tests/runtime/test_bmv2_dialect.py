@@ -325,3 +325,26 @@ def test_compiled_exit_in_action_ends_the_action(tmp_path: Path, a: int, b: int)
         if "exit" in ops:
             assert ops[-1] == "exit", (act["name"], ops)  # as p4c: nothing after exit
     assert out1(load(j), bytes([a, 0, 0])) == bytes([a, b, 1])
+
+
+STACK_VALIDITY = program(
+    types="header h_t { bit<8> idx; bit<8> b; }\nheader e_t { bit<8> v; }",
+    headers={"h": "h_t", "s": "e_t[2]"},
+    parse="pkt.extract(hdr.h); pkt.extract(hdr.s.next); pkt.extract(hdr.s.next); "
+          "transition accept;",
+    ingress="""
+        hdr.s[hdr.h.idx].setInvalid();
+        log_msg("idx {} b {}", {hdr.h.idx, hdr.h.b + 8w1});
+    """)
+
+
+@pytest.mark.parametrize(("idx", "expected"), [(0, [0, 9, 2]), (1, [1, 9, 1])])
+def test_compiled_header_arguments_and_log_values_are_p4cs_form(tmp_path: Path, idx: int,
+                                                                expected: list[int]) -> None:
+    """remove_header of a run-time stack element and a computed log_msg value: both are
+    arguments holding an operation, wrapped as p4c writes them (compile_src checks them with
+    BMv2's rules)."""
+    j = compile_src(tmp_path, STACK_VALIDITY)
+    [rm] = [n for n in walk(j) if n.get("op") == "remove_header"]
+    assert rm["parameters"][0]["value"]["value"]["op"] == "dereference_header_stack"
+    assert out1(load(j), bytes([idx, 9, 1, 2])) == bytes(expected)
