@@ -19,7 +19,14 @@ front of it), and the BMv2 back end knows a table's ``apply().hit``/``.miss`` on
   ``bool tmp; if (t.apply().hit) { tmp = true; } else { tmp = false; }`` (what p4c's
   SideEffectOrdering plus its mid-end TableHit give the BMv2 back end);
 - copies an ``inout`` argument into a temporary (and back after the call) when an argument
-  after it has side effects that may change it.
+  after it has side effects that may change it;
+- computes every key of a table that has a key with side effects into ``key_N`` control
+  variables in front of each apply, in key order (p4c's KeySideEffect, part of its
+  SideEffectOrdering); the keys keep their control-plane names.
+
+Unlike p4c, the result of a plain binary operation is not copied into a temporary of its own:
+its operands are already saved or are the last side effect, so only values that need a copy
+get one (and no operator's result type has to be known).
 
 A statement needing none of this is left exactly as it was, so a program without side effects in
 expressions compiles to the same JSON as before.
@@ -31,8 +38,9 @@ nothing) or a table ``apply`` has side effects; ``isValid()`` and ``minSizeIn*``
 of each temporary is the declared type of what it holds: a function's or extern method's return
 type, ``bool`` for hit/miss and short-circuits, the declared type of a saved left-value (fields
 followed through header, struct and stack declarations and typedefs), the parameter type of an
-``inout`` argument. A value whose type cannot be told that way (only a ``?:`` whose branches have
-no declared type and whose context gives none) is refused with a positioned error.
+``inout`` argument, the declared type of the variable a ``?:`` is assigned to. A value whose type
+cannot be told that way (a ``?:`` whose branches and context give none, a generic callee's
+unbound type variable) is refused with a positioned error.
 """
 
 from __future__ import annotations
