@@ -222,6 +222,14 @@ class StmtLowerer:
             self.prim("assign_header", [self.x.loc_json(dst, node), self.x.loc_json(src, rhs)],
                       node)
             return
+        if isinstance(dst, StackLoc):
+            # a whole stack (p4c: assign_header_stack): every element and nextIndex
+            src = self.x.loc(rhs)
+            if not isinstance(src, StackLoc):
+                raise err(rhs, f"{show_expr(rhs)}: unsupported header stack value on this target")
+            self.no_predicate(node)
+            self.copy_loc(dst, src, node)
+            return
         if isinstance(dst, UnionLoc):
             src = self.x.loc(rhs)
             if not isinstance(src, UnionLoc):

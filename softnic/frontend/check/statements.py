@@ -28,7 +28,6 @@ from softnic.frontend.types import (
     ErrorT,
     ExternT,
     PType,
-    StackT,
     VoidT,
 )
 
@@ -47,9 +46,6 @@ class StatementsMixin(CheckerState):
         elif isinstance(s, ast.AssignStmt):
             lt = self.type_of(s.lhs, scope)
             self.check_lvalue(s.lhs, scope)
-            if isinstance(lt, StackT):
-                raise err(s, f"{show_expr(s.lhs)}: assigning a whole header stack is unsupported"
-                          " on this target")
             rt = self.type_of(s.rhs, scope, lt)
             self.assignable(rt, lt, s)
             self.fit_literal(s.rhs, lt)

@@ -237,3 +237,35 @@ def test_push_front_is_refused_in_a_parser(tmp_path: Path):
 def test_constant_stack_index_out_of_range_is_refused_with_p4c_wording(tmp_path: Path,
                                                                        index: str, message: str):
     assert message in refused(tmp_path, program(STACK_PARSER, f"hdr.s[{index}].v = 1;"))
+
+
+# -- whole-stack assignment (p4c: assign_header_stack, every element and nextIndex) -------------
+
+TWO_STACKS = "c_t c; b_t[4] s; b_t[4] t;"
+EMIT_TWO = "pkt.emit(hdr.c); pkt.emit(hdr.s); pkt.emit(hdr.t);"
+
+
+@pytest.mark.parametrize(("ingress", "expected"), [
+    # t becomes a copy of s (three valid elements), then t[0] changes alone
+    ("hdr.t = hdr.s; hdr.t[0].v = 1;", [5, 6, 0, 1, 6, 0]),
+    # through a local stack: pop_front on the copy, then copied back
+    ("b_t[4] tmp = hdr.s; tmp.pop_front(1); hdr.s = tmp;", [6, 0]),
+    # a stack inside a copied struct
+    ("hs_t x = hdr; x.s.pop_front(1); hdr.t = x.s;", [5, 6, 0, 6, 0]),
+])
+def test_whole_stack_assignment(tmp_path: Path, ingress: str, expected: list[int]):
+    src = program(STACK_PARSER, ingress, fields=TWO_STACKS, emit=EMIT_TWO)
+    assert run(tmp_path, src, [0, 0, 0, 5, 6, 0, 0xAA]) == [0, 0, NO_ERROR, *expected, 0xAA]
+
+
+def test_sub_parser_with_an_inout_stack(tmp_path: Path):
+    # copy-in of hdr.s, the sub-parser's extracts into st.next, copy-out back into hdr.s
+    states = """
+    Sub() sub;
+    state start { pkt.extract(hdr.c); sub.apply(pkt, hdr.s); transition accept; }
+"""
+    src = program(states).replace("parser P(", """parser Sub(packet_in p, inout b_t[4] st) {
+    state start { p.extract(st.next); transition select(st.last.v) { 0: accept; default: start; } }
+}
+parser P(""", 1)
+    assert run(tmp_path, src, [0, 0, 0, 5, 0, 0xAA]) == [0, 0, NO_ERROR, 5, 0, 0xAA]
