@@ -327,7 +327,7 @@ class ExpressionsMixin(CheckerState):
             if op in ("/", "%") and isinstance(t, BitT) and t.signed:
                 raise err(e, f"{show_expr(e)}: Cannot operate on signed values")
             if op in ("|+|", "|-|") and isinstance(t, InfIntT):
-                raise err(e, f"{show_expr(e)}: saturating arithmetic needs a width")
+                raise err(e, f"{show_expr(e)}: saturating operation on untyped values")
             return t
         raise err(e, f"unknown binary operator {op}")
 

@@ -163,6 +163,7 @@ def test_constant_folding_refusals_use_p4cs_messages(tmp_path: Path, body: str,
      "Cannot operate on signed values"),
     (apply("int<8> n = (int<8>)hdr.h.a; hdr.h.b = hdr.h.b << n;"),
      "Shift amount must be an unsigned number"),
+    (apply("hdr.h.b = (bit<8>)(200 |+| 100);"), "saturating operation on untyped values"),
 ])
 def test_type_refusals_use_p4cs_messages(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(CompileError, match=message):
