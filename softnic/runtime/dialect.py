@@ -301,8 +301,39 @@ def check_parsers(j: dict) -> None:
                         f"{nbytes} bytes but actual width is {got} bytes")
 
 
+def _unique_ids(objs: Any, kind: str) -> None:
+    """BMv2's DupIdChecker: no two objects of one kind share an ``id`` (an object without one
+    is left to the schema check)."""
+    seen: set[int] = set()
+    for o in objs if isinstance(objs, list) else []:
+        i = o.get("id") if isinstance(o, dict) else None
+        if not isinstance(i, int) or isinstance(i, bool):
+            continue
+        if i in seen:
+            raise PipelineLoadError(f"Several objects of type '{kind}' have the same id {i}")
+        seen.add(i)
+
+
+_ID_KINDS = {"header_types": "header type", "headers": "header", "header_stacks": "header stack",
+             "parsers": "parser", "deparsers": "deparser", "calculations": "calculation",
+             "counter_arrays": "counter", "meter_arrays": "meter", "register_arrays": "register",
+             "actions": "action", "pipelines": "pipeline", "checksums": "checksum",
+             "learn_lists": "learn list", "field_lists": "field list",
+             "extern_instances": "extern"}
+
+
 def check_dialect(j: dict) -> None:
     """Raise :class:`PipelineLoadError` for the first form BMv2 1.15's loader would refuse."""
+    for section, kind in _ID_KINDS.items():
+        _unique_ids(j.get(section), kind)
+    for p in j.get("parsers") or []:
+        if isinstance(p, dict):
+            _unique_ids(p.get("parse_states"), "parse state")
+    for pl in j.get("pipelines") or []:
+        if isinstance(pl, dict):
+            _unique_ids(pl.get("tables"), "table")
+            _unique_ids(pl.get("conditionals"), "condition")
+            _unique_ids(pl.get("action_profiles"), "action profile")
     for ht in j.get("header_types") or []:
         if isinstance(ht, dict) and "length_exp" in ht:
             check_expression(ht["length_exp"])

@@ -184,6 +184,10 @@ def _lookahead_in_condition(j: dict) -> None:
         "true_next": None, "false_next": None}]
 
 
+def _duplicate_action_id(j: dict) -> None:
+    j["actions"].append(dict(j["actions"][0], name="act_copy"))
+
+
 REFUSED = {
     "access_field lvalue wrapped once": (fx.stack_index, _single_wrapped_lvalue,
                                          r"^Invalid 'type' in expression: ''$"),
@@ -207,6 +211,8 @@ REFUSED = {
     "transition value width": (fx.vl_stack, _transition_width,
                                r"^Parser transition value has incorrect width, expected width "
                                r"is 1 bytes but actual width is 2 bytes$"),
+    "duplicate action id": (fx.vl_stack, _duplicate_action_id,
+                            r"^Several objects of type 'action' have the same id 0$"),
     "direct call of an action with parameters": (
         fx.vl_stack, _action_call_with_parameters,
         r"^Cannot call action 'act' directly from control as it expects parameters$"),
