@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from softnic.frontend import ast
@@ -44,9 +44,12 @@ from softnic.frontend.errors import CompileError
 @dataclass
 class InlinedApply(ast.BlockStmt):
     """The body of an inlined ``control.apply(...)``: a ``return`` inside it ends only this
-    block, not the calling control."""
+    block, not the calling control. ``copy_outs`` are the call's copy-out assignments (copies
+    of those that end the block): an ``exit`` inside still performs them first, as the spec
+    says, also when it comes from an action inlined there later."""
 
     instance: str = ""
+    copy_outs: list[Any] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------- generic AST walking
@@ -392,15 +395,16 @@ def body_accesses(body: Any, own: set[str]) -> tuple[list[Chain], list[Chain]]:
 
 
 def type_decl(t: Any, types: dict[str, ast.Decl]) -> Any:
-    """The declaration a type names (through typedefs), or the type itself when it is not a
-    name; None for a name not declared at the top level (a type variable)."""
+    """The declaration a type names (through typedefs; a ``type`` declaration is a type of
+    its own), or the type itself when it is not a name; None for a name not declared at the
+    top level (a type variable)."""
     seen: set[str] = set()
     while isinstance(t, ast.TypeName):
         if t.name in seen:
             return None
         seen.add(t.name)
         d = types.get(t.name.lstrip("."))
-        if isinstance(d, ast.TypedefDecl):
+        if isinstance(d, ast.TypedefDecl) and not d.is_newtype:
             t = d.type
             continue
         return d
@@ -411,6 +415,8 @@ def is_scalar_type(t: ast.Type, types: dict[str, ast.Decl]) -> bool:
     """A type with no header inside (bit, int, bool, enums, error): an uninitialised value of
     it has no observable validity."""
     d = type_decl(t, types)
+    if isinstance(d, ast.TypedefDecl):  # ``type bit<8> T``
+        return is_scalar_type(d.type, types)
     return isinstance(d, (ast.BitType, ast.BoolType, ast.VarbitType, ast.ErrorType,
                           ast.InfIntType, ast.EnumDecl, ast.ErrorDecl))
 
@@ -519,7 +525,8 @@ def hoist_indices(names: Names, e: ast.Expr, before: list[Any]) -> ast.Expr:
 
 def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
                 args: list[ast.Expr | None], what: str, pinned: Iterable[str] = (),
-                body: Any = None, types: dict[str, ast.Decl] | None = None
+                body: Any = None, types: dict[str, ast.Decl] | None = None,
+                unproven: Iterable[str] = ()
                 ) -> tuple[dict[str, ast.Expr | str], list[Any], list[Any]]:
     """Parameter bindings for an inlined body: (mapping, statements before, copy-outs after),
     following the P4_16 spec's copy-in/copy-out: arguments are evaluated once, left to right,
@@ -533,12 +540,15 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
     with something ``body`` (the callee's code, when it can see the caller's variables, as a
     control's action can) writes or, for ``out``/``inout``, touches directly, or names one of
     ``pinned`` (variables the bound code cannot see). Slices and run-time stack indices are
-    always copied; an ``out`` argument holding headers too. ``types`` maps the top-level type
-    names to their declarations."""
+    always copied; an ``out`` argument holding headers too, and the arguments of the
+    parameters named in ``unproven`` (whose type the caller could not prove equal to the
+    parameter's: the copy's declaration and assignments let the checker judge it). ``types``
+    maps the top-level type names to their declarations."""
     types = types or {}
     chains = [lvalue_chain(a) if a is not None and not isinstance(a, ast.DontCare) else None
               for a in args]
     pinned = set(pinned)
+    unproven = set(unproven)
     own = {p.name for p in params} | set(declared_names(body)) if body is not None else set()
     reads, writes = body_accesses(body, own) if body is not None else ([], [])
     mapping: dict[str, ast.Expr | str] = {}
@@ -570,7 +580,7 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
         ch = chains[i]
         in_place = ch is not None and WILD not in ch and not isinstance(a, ast.Slice) and not any(
             isinstance(n, ast.PathExpr) and n.name in pinned for n in walk(a)) and not (
-            results_overlap(i))
+            results_overlap(i)) and p.name not in unproven
         if p.direction in ("out", "inout"):
             if ch is None:
                 raise err(a, f"{what}: argument for {p.direction} parameter {p.name} must be "
@@ -587,14 +597,52 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
             after.extend(copies(a, tmp_ref, p.type, types) or [
                 ast.AssignStmt(a, tmp_ref, loc=a.loc)])
             continue
-        if unsized_literal(a) and not isinstance(p.type, ast.InfIntType):
+        pt = type_decl(p.type, types)
+        if isinstance(pt, ast.InfIntType) and unsized_literal(a):
+            mapping[p.name] = a
+            continue
+        if unsized_literal(a) and isinstance(pt, (ast.BitType, type(None))):
             mapping[p.name] = ast.Cast(copy.deepcopy(p.type), a, loc=a.loc)
+            continue
+        if p.name in unproven:
+            temp(p, copy.deepcopy(a), a.loc)
             continue
         if is_literal(a) or (in_place and not any(overlap(ch, c) for c in writes)):
             mapping[p.name] = a
             continue
         temp(p, copy.deepcopy(a), a.loc)
     return mapping, before, after
+
+
+def copy_out_before_exits(stmts: list[Any], copy_outs: list[Any]) -> list[Any]:
+    """``stmts`` with (fresh copies of) the copy-outs also run right before each ``exit`` in
+    them, nested blocks and inlined controls included: "any copy-out behavior due to ``out``
+    or ``inout`` parameters of the enclosing action or control, and all of its callers, is
+    still performed" when ``exit`` runs (P4_16 spec, exit statement; p4c's InsertBeforeExits
+    does it for actions)."""
+    out: list[Any] = []
+    for s in stmts:
+        if isinstance(s, ast.ExitStmt):
+            out.extend(copy.deepcopy(copy_outs))
+        elif isinstance(s, ast.BlockStmt):
+            s.stmts = copy_out_before_exits(s.stmts, copy_outs)
+        elif isinstance(s, ast.IfStmt):
+            s.then = exit_branch(copy_out_before_exits(as_list(s.then), copy_outs), s.then)
+            if s.other is not None:
+                s.other = exit_branch(copy_out_before_exits(as_list(s.other), copy_outs),
+                                      s.other)
+        elif isinstance(s, ast.SwitchStmt):
+            for c in s.cases:
+                if c.body is not None:
+                    c.body.stmts = copy_out_before_exits(c.body.stmts, copy_outs)
+        out.append(s)
+    return out
+
+
+def exit_branch(ss: list[Any], orig: Any) -> Any:
+    if isinstance(orig, ast.BlockStmt) or len(ss) != 1:
+        return ast.BlockStmt(ss, loc=orig.loc)
+    return ss[0]
 
 
 # ---------------------------------------------------------------------- return elimination
@@ -903,7 +951,10 @@ class Desugar:
                                                     loc=v.loc))
                 before = stmts
             body = substitute(copy.deepcopy(callee.apply), {**mapping, **pmap})
-            return InlinedApply(before + [body] + after, loc=s.loc, instance=n)
+            if after:
+                body.stmts = copy_out_before_exits(body.stmts, after)
+            return InlinedApply(before + [body] + after, loc=s.loc, instance=n,
+                                copy_outs=copy.deepcopy(after))
 
         return transform(node, fn)
 

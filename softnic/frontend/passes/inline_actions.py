@@ -41,9 +41,12 @@ from softnic.frontend.desugar import (
     Names,
     bind_args,
     bind_params,
+    copy_out_before_exits,
     declared_names,
     substitute,
+    type_decl,
     type_decls,
+    unsized_literal,
     walk,
 )
 from softnic.frontend.errors import CompileError
@@ -70,6 +73,14 @@ class InlineActions:
 
         # actions whose directional parameters a table's actions list binds -> that table
         self.bound: dict[int, ast.TableDecl] = {}
+        # the declared type of each name in scope where the walk is (top-level constants,
+        # then the control's parameters and locals, the action's parameters, block locals)
+        self.top_env: dict[str, ast.Type] = {
+            d.name: d.type for d in prog.decls if isinstance(d, ast.ConstDecl)}
+        self.env: dict[str, ast.Type] = dict(self.top_env)
+        # copy-outs of the inlined control applies around the statement being walked,
+        # innermost last: an ``exit`` in an action inlined there performs them too
+        self.enclosing: list[list[Any]] = []
 
     def run(self) -> ast.Program:
         for d in self.prog.decls:
@@ -84,6 +95,9 @@ class InlineActions:
 
     def control(self, d: ast.ControlDecl) -> None:
         local: dict[str, ast.ActionDecl | None] = {p.name: None for p in d.params}
+        self.env = {**self.top_env, **{p.name: p.type for p in d.params + d.ctor_params},
+                    **{x.name: x.type for x in d.locals
+                       if isinstance(x, (ast.VarDecl, ast.ConstDecl))}}
         for x in d.locals:
             if isinstance(x, ast.ActionDecl):
                 self.action(x, local)
@@ -96,7 +110,12 @@ class InlineActions:
                 self.table_bindings(d, x, local)
 
     def action(self, d: ast.ActionDecl, local: dict[str, ast.ActionDecl | None]) -> None:
-        d.body.stmts = self.stmts(d.body.stmts, local, d)
+        outer = self.env
+        self.env = {**outer, **{p.name: p.type for p in d.params}}
+        try:
+            d.body.stmts = self.stmts(d.body.stmts, local, d)
+        finally:
+            self.env = outer
 
     def lookup(self, target: Any, local: dict[str, ast.ActionDecl | None]
                ) -> ast.ActionDecl | None:
@@ -134,6 +153,7 @@ class InlineActions:
                                    "are bound in more than one table is unsupported on this "
                                    "target")
             self.bound[id(a)] = t
+            unproven = self.unproven(directional, bind_args(r, directional, r.args, r.name))
             if a.name not in local:  # top-level: a copy of it in this control
                 a = self.localize(d, t, a)
                 old_name, r.name = r.name, a.name
@@ -142,7 +162,8 @@ class InlineActions:
             self.bound[id(a)] = t
             args = bind_args(r, directional, r.args, r.name)
             pmap, before, after = bind_params(self.names, r, directional, args, r.name,
-                                              body=a.body, types=self.types)
+                                              body=a.body, types=self.types,
+                                              unproven=unproven)
             body = substitute(a.body, pmap)
             stmts = copy_out_before_exits(list(body.stmts), after) if after else body.stmts
             a.body = ast.BlockStmt(before + stmts + after, loc=a.body.loc)
@@ -196,8 +217,15 @@ class InlineActions:
     def stmts(self, ss: list[Any], local: dict[str, ast.ActionDecl | None],
               caller: ast.ActionDecl | None) -> list[Any]:
         out: list[Any] = []
-        for s in ss:
-            out.extend(self.stmt(s, local, caller))
+        outer = self.env
+        self.env = dict(outer)
+        try:
+            for s in ss:
+                out.extend(self.stmt(s, local, caller))
+                if isinstance(s, (ast.VarDecl, ast.ConstDecl)):
+                    self.env[s.name] = s.type
+        finally:
+            self.env = outer
         return out
 
     def stmt(self, s: Any, local: dict[str, ast.ActionDecl | None],
@@ -208,7 +236,13 @@ class InlineActions:
             callee = self.lookup(s.call.target, local)
             if callee is not None:
                 return self.call(s, callee, caller)
-        elif isinstance(s, ast.BlockStmt):  # InlinedApply too: keep the node, its kind matters
+        elif isinstance(s, InlinedApply):  # keep the node: its kind matters to the lowering
+            self.enclosing.append(s.copy_outs)
+            try:
+                s.stmts = self.stmts(s.stmts, local, caller)
+            finally:
+                self.enclosing.pop()
+        elif isinstance(s, ast.BlockStmt):
             s.stmts = self.stmts(s.stmts, local, caller)
         elif isinstance(s, ast.IfStmt):
             s.then = self.one(self.stmt(s.then, local, caller), s.then)
@@ -229,20 +263,78 @@ class InlineActions:
     def call(self, s: ast.CallStmt, callee: ast.ActionDecl, caller: ast.ActionDecl | None
              ) -> list[Any]:
         args = bind_args(s.call, callee.params, s.call.args, callee.name)
+        exits = any(isinstance(n, ast.ExitStmt) for n in walk(callee.body))
         if caller is None and all(p.direction is None for p in callee.params) and all(
-                a is not None and self.constant(a) for a in args):
-            return [s]  # a hidden table runs it with this action data
+                a is not None and self.constant(a) for a in args) and not (
+                exits and any(self.enclosing)):
+            # a hidden table runs it with this action data (unless it exits where copy-outs
+            # of an inlined control must run first)
+            return [s]
         if caller is not None:
             self.unshadow(caller, callee)
         pmap, before, after = bind_params(self.names, s.call, callee.params, args,
-                                          callee.name, body=callee.body, types=self.types)
+                                          callee.name, body=callee.body, types=self.types,
+                                          unproven=self.unproven(callee.params, args))
         body = copy.deepcopy(callee.body)
         mapping: dict[str, ast.Expr | str] = dict(pmap)
         for n in declared_names(body):
             mapping[n] = self.names.fresh(n)
         body = substitute(body, mapping)
-        stmts = copy_out_before_exits(list(body.stmts), after) if after else list(body.stmts)
+        stmts = list(body.stmts)
+        for outs in [after] + (self.enclosing[::-1] if caller is None else []):
+            if outs:
+                stmts = copy_out_before_exits(stmts, outs)
         return before + stmts + after
+
+    # ------------------------------------------------------------------ types
+
+    def unproven(self, params: list[ast.Param], args: list[ast.Expr | None]) -> set[str]:
+        """The parameters whose argument is not certainly of the parameter's type. The checker
+        never sees an inlined call, so these get a copy that it checks (``T p = arg;``,
+        ``arg = p;``), and a mistyped call is refused as p4c refuses it."""
+        out = set()
+        for p, a in zip(params, args, strict=True):
+            if a is None or isinstance(a, ast.DontCare) or unsized_literal(a):
+                continue
+            if not same_type(self.type_of(a), p.type, self.types):
+                out.add(p.name)
+        return out
+
+    def type_of(self, e: Any) -> Any:
+        """The declared type of a location or typed literal, None when not obvious."""
+        if isinstance(e, ast.PathExpr):
+            return self.env.get(e.name, self.top_env.get(e.name.lstrip(".")))
+        if isinstance(e, ast.IntLiteral) and e.width is not None:
+            return ast.BitType(ast.IntLiteral(e.width, loc=e.loc), e.signed, loc=e.loc)
+        if isinstance(e, ast.BoolLiteral):
+            return ast.BoolType(loc=e.loc)
+        if isinstance(e, ast.Cast):
+            return e.type
+        if isinstance(e, ast.Slice):
+            base = type_decl(self.type_of(e.expr), self.types)
+            hi, lo = e.hi, e.lo
+            if isinstance(base, ast.BitType) and isinstance(hi, ast.IntLiteral) and isinstance(
+                    lo, ast.IntLiteral):
+                return ast.BitType(ast.IntLiteral(hi.value - lo.value + 1, loc=e.loc),
+                                   loc=e.loc)
+            return None
+        if isinstance(e, ast.Member):
+            if isinstance(e.expr, ast.PathExpr) and e.expr.name not in self.env:
+                n = e.expr.name.lstrip(".")
+                if n == "error":
+                    return ast.ErrorType(loc=e.loc)
+                if n in self.enums:
+                    return ast.TypeName(n, loc=e.loc)
+            d = type_decl(self.type_of(e.expr), self.types)
+            if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
+                return next((f.type for f in d.fields if f.name == e.name), None)
+            if isinstance(d, ast.StackType) and e.name in ("next", "last"):
+                return d.elem
+            return None
+        if isinstance(e, ast.Index):
+            d = type_decl(self.type_of(e.expr), self.types)
+            return d.elem if isinstance(d, ast.StackType) else None
+        return None
 
     def constant(self, e: Any) -> bool:
         """``e`` is certainly a compile-time constant (an unsure answer is False)."""
@@ -289,6 +381,31 @@ class InlineActions:
                         a.name = str(renames[a.name])
 
 
+def same_type(a: Any, b: Any, types: dict[str, ast.Decl]) -> bool:
+    """``a`` and ``b`` are certainly the same type (an unsure answer is False)."""
+    da, db = type_decl(a, types), type_decl(b, types)
+    if da is None or db is None:
+        return False
+    if isinstance(da, ast.Decl) or isinstance(db, ast.Decl):
+        return da is db
+    if type(da) is not type(db):
+        return False
+    if isinstance(da, ast.BitType):
+        w = int_value(da.width)
+        return w is not None and w == int_value(db.width) and da.signed == db.signed
+    if isinstance(da, ast.VarbitType):
+        w = int_value(da.max_width)
+        return w is not None and w == int_value(db.max_width)
+    if isinstance(da, ast.StackType):
+        n = int_value(da.size)
+        return n is not None and n == int_value(db.size) and same_type(da.elem, db.elem, types)
+    return isinstance(da, (ast.BoolType, ast.ErrorType))
+
+
+def int_value(e: Any) -> int | None:
+    return e.value if isinstance(e, ast.IntLiteral) else None
+
+
 def table_calls(t: ast.TableDecl) -> list[ast.Call]:
     """The action calls in a table's ``default_action`` and ``entries``."""
     out: list[ast.Call] = []
@@ -309,31 +426,6 @@ def walk_exprs(e: Any) -> list[Any]:
     if isinstance(e, ast.Ternary):
         return [e.cond, e.then, e.other]
     return []
-
-
-def copy_out_before_exits(stmts: list[Any], copy_outs: list[Any]) -> list[Any]:
-    """``stmts`` with the copy-outs also run right before each ``exit`` in them (p4c's
-    InsertBeforeExits): an action that exits still writes its results back."""
-    out: list[Any] = []
-    for s in stmts:
-        if isinstance(s, ast.ExitStmt):
-            out.extend(copy.deepcopy(copy_outs))
-        elif isinstance(s, ast.BlockStmt) and not isinstance(s, InlinedApply):
-            s.stmts = copy_out_before_exits(s.stmts, copy_outs)
-        elif isinstance(s, ast.IfStmt):
-            s.then = block(copy_out_before_exits(as_stmts(s.then), copy_outs), s.then)
-            if s.other is not None:
-                s.other = block(copy_out_before_exits(as_stmts(s.other), copy_outs), s.other)
-        out.append(s)
-    return out
-
-
-def as_stmts(s: Any) -> list[Any]:
-    return list(s.stmts) if isinstance(s, ast.BlockStmt) else [s]
-
-
-def block(ss: list[Any], orig: Any) -> Any:
-    return ast.BlockStmt(ss, loc=orig.loc)
 
 
 def inline_actions(prog: ast.Program) -> ast.Program:

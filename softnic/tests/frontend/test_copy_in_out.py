@@ -265,3 +265,35 @@ control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
     j = compile_src(tmp_path, src)
     assert run_once(j, bytes([1, 0, 0, 0]))[0] == 1
     assert run_once(j, bytes([3, 0, 0, 0])) == bytes([9, 2, 0, 0])
+
+
+def sub_control_exit(sub: str) -> str:
+    return program("""
+control Sub(inout bit<8> x, inout bit<8> y) { SUB }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() sub;
+    apply { sm.egress_spec = 1; sub.apply(h.d.b, h.d.b); h.d.c = 1; }
+}""".replace("SUB", sub))
+
+
+def test_exit_in_a_sub_control_still_copies_out(tmp_path: Path) -> None:
+    # spec, exit statement: the copy-outs of the enclosing control and its callers are still
+    # performed. x = 7, y = 8, exit; copied back left to right: b = 7, then b = 8; c = 1 never
+    # runs
+    src = sub_control_exit("apply { x = 7; y = 8; exit; }")
+    assert run_src(tmp_path, src, bytes([0, 3, 0, 0])) == bytes([0, 8, 0, 0])
+
+
+def test_exit_in_an_action_of_a_sub_control_still_copies_out(tmp_path: Path) -> None:
+    # the exit comes from an action the sub-control calls; the sub-control's copy-outs
+    # still run: b = 8
+    src = sub_control_exit("action stop() { exit; } apply { x = 7; y = 8; stop(); }")
+    assert run_src(tmp_path, src, bytes([0, 3, 0, 0])) == bytes([0, 8, 0, 0])
+
+
+def test_exit_copies_out_the_action_then_the_sub_control(tmp_path: Path) -> None:
+    # stop's z (y's copy) = 5 is copied back first, then the sub-control's x = 7 and y = 5,
+    # left to right: b = 5
+    src = sub_control_exit(
+        "action stop(inout bit<8> z) { z = 5; exit; } apply { x = 7; stop(y); }")
+    assert run_src(tmp_path, src, bytes([0, 3, 0, 0])) == bytes([0, 5, 0, 0])
