@@ -16,6 +16,7 @@ from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.loader import MAX_BITWIDTH, HeaderInfo, Layout
+from softnic.runtime.packet import StackIndexOutOfRange
 
 BINARY = {
     "+": "+", "-": "-", "*": "*", ">>": ">>", "&": "&", "|": "|", "^": "^",
@@ -56,7 +57,7 @@ def shift_left(v: int, amount: int) -> int:
 
 class _NoElement:
     """``.last`` of an empty stack: using it as a field's slot raises IndexError (which the
-    parser reports as StackOutOfBounds, as ``stack_base`` does for a negative index)."""
+    parser reports as StackOutOfBounds; gen_parser checks for an empty stack first)."""
 
     def __add__(self, other: int) -> int:
         raise IndexError("stack has no valid element")
@@ -68,9 +69,11 @@ NO_ELEMENT = _NoElement()
 
 
 def stack_base(bases: tuple[int, ...], i: int) -> int:
-    """Header base of stack element ``i``; out-of-range (incl. negative) raises IndexError."""
-    if i < 0:
-        raise IndexError(i)
+    """Header base of stack element ``i``; out of range (incl. negative): StackIndexOutOfRange
+    (BMv2 aborts there, see :class:`~softnic.runtime.packet.StackIndexOutOfRange`)."""
+    if not 0 <= i < len(bases):
+        raise StackIndexOutOfRange(f"header stack index {i} out of range for a stack of "
+                                   f"{len(bases)} (BMv2 aborts: std::out_of_range)")
     return bases[i]
 
 

@@ -153,6 +153,27 @@ class ParserGen:
         out += [f"F[{vs}] = 0" for vs in h.union_siblings]
         return out
 
+    def last_guards(self, node: Any) -> list[str]:
+        """``hs.last`` of an empty stack (nextIndex 0) in a parser op or select key: the parser
+        stops there with error.StackOutOfBounds, the bytes from the current position on staying
+        payload. (BMv2's Stack::get_last only asserts a non-empty stack; the P4_16 spec gives
+        StackOutOfBounds.) Checked before the op, so nothing of it runs."""
+        names: list[str] = []
+        todo = [node]
+        while todo:
+            x = todo.pop()
+            if isinstance(x, dict):
+                v = x.get("value")
+                if x.get("type") == "stack_field" and isinstance(v, list) and v \
+                        and v[0] not in names:
+                    names.append(v[0])
+                todo.extend(x.values())
+            elif isinstance(x, list):
+                todo.extend(x)
+        sobe = self.ctx.p.errors["StackOutOfBounds"]
+        return [f"if not F[{self.ctx.lay.stack(n).next_slot}]: raise _PE({sobe}, pos)"
+                for n in names]
+
     def advance_lines(self, op: str, amount: str) -> list[str]:
         """``advance`` (an amount in bits) or the legacy ``shift`` (in bytes), as BMv2's
         ParserOpAdvance / ParserOpShift: an amount in bits that is not a multiple of 8 is
@@ -219,6 +240,7 @@ class ParserGen:
             for op in st.get("parser_ops") or []:
                 o = op.get("op") if isinstance(op, dict) else None
                 args = op.get("parameters") or []
+                body += self.last_guards(op)
                 if o == "extract":
                     if len(args) != 1 or not isinstance(args[0], dict):
                         raise PipelineLoadError(f"{where}: extract takes one parameter")
@@ -331,7 +353,7 @@ class ParserGen:
             src, w = self.ctx.slot_source(k, where)
             parts.append(f"({src} << {total})" if total else src)
             total += (w + 7) // 8 * 8
-        out = []
+        out = self.last_guards(keys)
         if parts:
             out.append(f"k = {' | '.join(reversed(parts))}")
             if traced:

@@ -21,6 +21,17 @@ class AssertFailed(Exception):
     """An ``assert``/``assume`` primitive failed; BMv2 aborts, softnic drops the packet."""
 
 
+class StackIndexOutOfRange(AssertFailed):
+    """A run-time header stack index out of the stack's range (``hs[i]`` with ``i`` computed).
+
+    BMv2 1.15 evaluates ``dereference_header_stack`` with ``Stack::at``, i.e.
+    ``std::vector::at``, whose ``std::out_of_range`` nothing catches (not even the parser, which
+    catches only its own parser exceptions): the whole switch process terminates. softnic drops
+    the packet instead and counts it with the assert failures, the program's doing rather than
+    an engine bug. (The P4_16 spec leaves reads unspecified and writes ignored here.)
+    """
+
+
 class PacketCtx:
     """Flags set by primitives; class attributes are the defaults so that creating one per
     pipeline pass costs no ``__init__`` call (only written attributes land in the instance)."""

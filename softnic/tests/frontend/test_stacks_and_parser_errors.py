@@ -281,3 +281,49 @@ def test_header_union_stack_is_a_positioned_refusal_not_a_crash(tmp_path: Path):
     msg = refused(tmp_path, src)
     assert "stacks of header unions are not supported by softnic" in msg
     assert ":" in msg.split("error")[0]  # file:line:col
+
+
+# -- out-of-range stack accesses at run time ----------------------------------------------------
+
+def test_last_of_an_empty_stack_in_a_select_is_stack_out_of_bounds(tmp_path: Path):
+    # the select reads hdr.s.last before any extract into s: StackOutOfBounds, and everything
+    # after c is payload (once, not the whole packet again)
+    states = "state start { pkt.extract(hdr.c); " \
+             "transition select(hdr.s.last.v) { 0: accept; default: accept; } }"
+    assert run(tmp_path, program(states), [0, 1, 0, 5, 7, 0xAA]) == [0, 1, SOBE, 5, 7, 0xAA]
+
+
+def run_stats(tmp_path: Path, src: str, packet: list[int]) -> tuple[list, Any]:
+    sw = Switch()
+    sw.load_json(compile_src(tmp_path, src))
+    return sw.process_packet(0, bytes(packet)), sw.stats
+
+
+TWO_EXTRACTS = """
+    state start {
+        pkt.extract(hdr.c);
+        pkt.extract(hdr.s.next);
+        pkt.extract(hdr.s.next);
+        READ
+        transition accept;
+    }
+"""
+
+
+@pytest.mark.parametrize(("read", "ingress"), [
+    ("hdr.c.r = hdr.s[hdr.c.i].v;", ""),  # in a parser state
+    ("", "hdr.c.r = hdr.s[hdr.c.i].v;"),  # in ingress, read
+    ("", "hdr.s[hdr.c.i].v = 1;"),  # in ingress, written
+])
+def test_run_time_stack_index_out_of_range_drops_the_packet_as_bmv2_aborts(
+        tmp_path: Path, read: str, ingress: str):
+    """BMv2's Stack::at throws std::out_of_range, which nothing catches: simple_switch
+    terminates and sends nothing. softnic sends nothing for that packet either, counting it with
+    the assert failures (the program's doing), not as an engine error; in range it works."""
+    src = program(TWO_EXTRACTS.replace("READ", read), ingress)
+    out, stats = run_stats(tmp_path, src, [0, 4, 0, 5, 7, 0xAA])
+    assert out == []
+    assert (stats.assert_failures, stats.engine_errors) == (1, 0)
+    assert "out of range" in stats.last_error
+    out, stats = run_stats(tmp_path, src, [0, 1, 0, 5, 7, 0xAA])
+    assert len(out) == 1 and stats.assert_failures == 0
