@@ -18,9 +18,10 @@ before its caller is):
   copied into the caller under fresh internal names and ``@name("guard.x")`` (so their
   control-plane names are ``Caller.guard.x``, as with p4c); constructor parameters become the
   constant arguments; each ``apply`` call becomes an :class:`InlinedApply` block in which the
-  apply parameters are replaced by the arguments (copied into a temporary when an ``in`` argument
-  is not a plain location); a callee action parameter named like a caller name in the arguments
-  is renamed (keeping its control-plane name) so it cannot capture it;
+  apply parameters are bound to the arguments with the spec's copy-in/copy-out
+  (:func:`bind_params`: fresh variables where a copy can change the result, the argument in
+  place where it provably cannot); a callee action parameter named like a caller name in the
+  arguments is renamed (keeping its control-plane name) so it cannot capture it;
 - functions: every call is expanded in front of the statement that contains it; parameters are
   bound like above, ``return`` is removed by moving the code that follows it into the other
   branch of the enclosing ``if`` and the result lands in a fresh ``retval`` variable;
