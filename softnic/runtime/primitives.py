@@ -303,13 +303,13 @@ def _assert(c: Call) -> list[str]:
 def _register_read(c: Call) -> list[str]:
     c.nargs(3)
     reg = c.named(1, "register_array", c.ctx.registers)
-    # In place rather than through _regget: one call less per read (an out-of-range index
-    # reads 0, as in BMv2, where it is logged as an error).
+    # In place rather than through _regget: one call less per read. An out-of-range index
+    # leaves the destination as it was (BMv2's register_read logs an error and does not
+    # update it).
     i = c.tmp()
     r = c.ctx.eg.const(reg, "reg")
-    return [f"{i} = {c.arg(2)}",
-            c.ctx.eg.store(c.lvalue(0), f"{r}.cells[{i}] if 0 <= {i} < {reg.size} else 0",
-                           reg.bitwidth)]
+    return [f"{i} = {c.arg(2)}", f"if 0 <= {i} < {reg.size}:",
+            "    " + c.ctx.eg.store(c.lvalue(0), f"{r}.cells[{i}]", reg.bitwidth)]
 
 
 @primitive("register_write")
@@ -337,8 +337,11 @@ def _count(c: Call) -> list[str]:
 def _execute_meter(c: Call) -> list[str]:
     c.nargs(3)
     m = c.named(0, "meter_array", c.ctx.meters)
-    return [c.ctx.eg.store(c.lvalue(2),
-                           f"{c.ctx.eg.const(m, 'mtr')}.execute({c.arg(1)}, {_plen(c)})", 2)]
+    # out of range: no meter runs and the destination keeps its value (BMv2's execute_meter)
+    i = c.tmp()
+    return [f"{i} = {c.arg(1)}", f"if 0 <= {i} < {m.size}:",
+            "    " + c.ctx.eg.store(c.lvalue(2),
+                                    f"{c.ctx.eg.const(m, 'mtr')}.execute({i}, {_plen(c)})", 2)]
 
 
 @primitive("modify_field_with_hash_based_offset")

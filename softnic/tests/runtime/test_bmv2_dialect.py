@@ -354,3 +354,27 @@ def test_compiled_header_arguments_and_log_values_are_p4cs_form(tmp_path: Path, 
     [rm] = [n for n in walk(j) if n.get("op") == "remove_header"]
     assert rm["parameters"][0]["value"]["value"]["op"] == "dereference_header_stack"
     assert out1(load(j), bytes([idx, 9, 1, 2])) == bytes(expected)
+
+
+OUT_OF_RANGE = program(
+    types="header h_t { bit<8> a; bit<8> b; bit<8> c; }",
+    headers={"h": "h_t"},
+    ingress_decls="register<bit<8>>(4) r; meter(2, MeterType.packets) m;",
+    ingress="""
+        bit<8> v = 8w0x55;
+        r.read(v, (bit<32>)hdr.h.a);
+        hdr.h.b = v;
+        bit<2> colour = 2w3;
+        m.execute_meter((bit<32>)hdr.h.a, colour);
+        hdr.h.c = (bit<8>)colour;
+    """)
+
+
+@pytest.mark.parametrize(("a", "b", "c"), [(1, 0, 0), (9, 0x55, 3)])
+def test_register_read_and_meter_out_of_range_leave_the_destination(tmp_path: Path, a: int,
+                                                                     b: int, c: int) -> None:
+    """BMv2's register_read and execute_meter do nothing at an index past the array (an error
+    is logged): the destination keeps its value. In range: a fresh cell reads 0, an
+    unconfigured meter says GREEN (0)."""
+    j = compile_src(tmp_path, OUT_OF_RANGE)
+    assert out1(load(j), bytes([a, 0, 0])) == bytes([a, b, c])
