@@ -77,6 +77,9 @@ class InlineActions:
         # then the control's parameters and locals, the action's parameters, block locals)
         self.top_env: dict[str, ast.Type] = {
             d.name: d.type for d in prog.decls if isinstance(d, ast.ConstDecl)}
+        self.int_consts = {d.name: d.value.value for d in prog.decls
+                           if isinstance(d, ast.ConstDecl) and isinstance(d.value, ast.IntLiteral)
+                           and d.name in self.consts}
         self.env: dict[str, ast.Type] = dict(self.top_env)
         # copy-outs of the inlined control applies around the statement being walked,
         # innermost last: an ``exit`` in an action inlined there performs them too
@@ -296,7 +299,7 @@ class InlineActions:
         for p, a in zip(params, args, strict=True):
             if a is None or isinstance(a, ast.DontCare) or unsized_literal(a):
                 continue
-            if not same_type(self.type_of(a), p.type, self.types):
+            if not same_type(self.type_of(a), p.type, self.types, self.int_consts):
                 out.add(p.name)
         return out
 
@@ -381,8 +384,10 @@ class InlineActions:
                         a.name = str(renames[a.name])
 
 
-def same_type(a: Any, b: Any, types: dict[str, ast.Decl]) -> bool:
-    """``a`` and ``b`` are certainly the same type (an unsure answer is False)."""
+def same_type(a: Any, b: Any, types: dict[str, ast.Decl],
+              consts: dict[str, int] | None = None) -> bool:
+    """``a`` and ``b`` are certainly the same type (an unsure answer is False); ``consts``
+    gives the values of top-level integer constants used as widths or sizes."""
     da, db = type_decl(a, types), type_decl(b, types)
     if da is None or db is None:
         return False
@@ -390,20 +395,26 @@ def same_type(a: Any, b: Any, types: dict[str, ast.Decl]) -> bool:
         return da is db
     if type(da) is not type(db):
         return False
+
+    def equal(x: Any, y: Any) -> bool:
+        v = int_value(x, consts)
+        return v is not None and v == int_value(y, consts)
+
     if isinstance(da, ast.BitType):
-        w = int_value(da.width)
-        return w is not None and w == int_value(db.width) and da.signed == db.signed
+        return equal(da.width, db.width) and da.signed == db.signed
     if isinstance(da, ast.VarbitType):
-        w = int_value(da.max_width)
-        return w is not None and w == int_value(db.max_width)
+        return equal(da.max_width, db.max_width)
     if isinstance(da, ast.StackType):
-        n = int_value(da.size)
-        return n is not None and n == int_value(db.size) and same_type(da.elem, db.elem, types)
+        return equal(da.size, db.size) and same_type(da.elem, db.elem, types, consts)
     return isinstance(da, (ast.BoolType, ast.ErrorType))
 
 
-def int_value(e: Any) -> int | None:
-    return e.value if isinstance(e, ast.IntLiteral) else None
+def int_value(e: Any, consts: dict[str, int] | None = None) -> int | None:
+    if isinstance(e, ast.IntLiteral):
+        return e.value
+    if isinstance(e, ast.PathExpr) and consts is not None:
+        return consts.get(e.name.lstrip("."))
+    return None
 
 
 def table_calls(t: ast.TableDecl) -> list[ast.Call]:
