@@ -108,8 +108,14 @@ def _assign_header(c: Call) -> list[str]:
     d = c.ctx.eg.header(c.args[0], c.where)
     s = c.ctx.eg.header(c.args[1], c.where)
     td, ts = c.tmp(), c.tmp()
+    # BMv2's core assign_header: an invalid source only makes the destination invalid (its
+    # fields stay); a valid one is copied whole, and a union member made valid this way
+    # invalidates its siblings.
     return [f"{td} = {d.base}", f"{ts} = {s.base}",
-            f"F[{td}:{td} + {d.span}] = F[{ts}:{ts} + {d.span}]"]
+            f"if F[{ts} + {s.nfields}]:",
+            f"    F[{td}:{td} + {d.span}] = F[{ts}:{ts} + {d.span}]"] + [
+                f"    F[{vs}] = 0" for vs in d.siblings] + [
+            "else:", f"    F[{td} + {d.nfields}] = 0"]
 
 
 @primitive("assign_union")

@@ -378,3 +378,24 @@ def test_register_read_and_meter_out_of_range_leave_the_destination(tmp_path: Pa
     unconfigured meter says GREEN (0)."""
     j = compile_src(tmp_path, OUT_OF_RANGE)
     assert out1(load(j), bytes([a, 0, 0])) == bytes([a, b, c])
+
+
+INVALID_COPY = program(
+    types="header h_t { bit<8> sel; bit<8> r; }\nheader t_t { bit<8> x; }",
+    headers={"h": "h_t", "a": "t_t", "b": "t_t"},
+    parse="pkt.extract(hdr.h); pkt.extract(hdr.a); "
+          "transition select(hdr.h.sel) { 1: getb; default: accept; }",
+    states="state getb { pkt.extract(hdr.b); transition accept; }",
+    ingress="hdr.a = hdr.b; hdr.h.r = hdr.a.x;")
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    (bytes([1, 0, 0x0A, 0x0B]), bytes([1, 0x0B, 0x0B, 0x0B])),  # b valid: copied
+    (bytes([0, 0, 0x0A]), bytes([0, 0x0A])),  # b invalid: a becomes invalid, a.x stays 0x0A
+])
+def test_assign_header_from_an_invalid_header(tmp_path: Path, data: bytes,
+                                              expected: bytes) -> None:
+    """BMv2's assign_header with an invalid source only marks the destination invalid; its
+    fields keep their values (what reading a.x then gives on BMv2)."""
+    j = compile_src(tmp_path, INVALID_COPY)
+    assert out1(load(j), data) == expected
