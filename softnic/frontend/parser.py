@@ -1017,7 +1017,10 @@ class Parser:
             if kw == "const":
                 return self.parse_const(annos)
             if kw in _BASE_TYPE_KWS and not (kw == "error" and self.at_op(".", 1)):
-                decl = self._var_or_instance(annos)
+                try:
+                    decl = self._var_or_instance(annos)
+                except _Backtrack:
+                    raise self.syntax_error() from None
                 assert isinstance(decl, (ast.VarDecl, ast.InstantiationDecl))
                 return decl
             if kw in ("action", "table", "transition", "state", "value_set"):

@@ -70,7 +70,7 @@ class TablesMixin(CheckerState):
                     self.check_entry(ent, key_types, action_names, scope, d)
             elif p.name == "size":
                 v = self.const_eval(p.value, scope) if p.value is not None else None
-                if not isinstance(v, int) or v <= 0:
+                if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                     raise err(p, f"{d.name}: size must be a positive integer constant")
                 self.consts[id(p)] = v
             elif p.name in ("counters", "meters"):
@@ -82,8 +82,13 @@ class TablesMixin(CheckerState):
                     vs.type.name != want
                 ):
                     raise err(p, f"{show_expr(p.value)}: expected a {want} instance")
+                owners: dict[int, str] = self.__dict__.setdefault("direct_owners", {})
+                prev = owners.setdefault(id(vs), d.name)
+                if prev != d.name:
+                    raise err(p, f"{show_expr(p.value)}: {want} is already attached to table "
+                              f"{prev}; a {want} can be attached to only one table")
             elif p.name == "support_timeout":
-                if p.value is None or self.const_eval(p.value, scope) is None:
+                if p.value is None or not isinstance(self.const_eval(p.value, scope), bool):
                     raise err(p, "support_timeout must be a boolean constant")
             elif p.name == "implementation":
                 raise err(p, f"{d.name}: table implementation (action profiles/selectors) is "
@@ -143,6 +148,32 @@ class TablesMixin(CheckerState):
         info.kind, info.name, info.decl, info.sym = "action", asym.qualified, d, asym
         self.calls[id(call)] = info
 
+    # The keyset forms p4c-bm2-ss turns into BMv2 entries, by match kind (its
+    # ControlConverter::convertTableEntries); anything else it refuses as unsupported.
+    ENTRY_KEY_FORMS = {
+        "exact": ("value",),
+        "ternary": ("value", "mask", "default"),
+        "lpm": ("value", "mask", "default"),
+        "range": ("value", "range", "default"),
+        "optional": ("value", "default"),
+    }
+
+    def check_entry_key_form(self, el: ast.Expr, match_kind: str) -> None:
+        forms = self.ENTRY_KEY_FORMS.get(match_kind)
+        if forms is None:
+            return
+        if isinstance(el, (ast.Default, ast.DontCare)):
+            form = "default"
+        elif isinstance(el, ast.Binary) and el.op == "&&&":
+            form = "mask"
+        elif isinstance(el, ast.Binary) and el.op == "..":
+            form = "range"
+        else:
+            form = "value"
+        if form not in forms:
+            raise err(el, f"{show_expr(el)}: unsupported {match_kind} key expression in a "
+                      f"table entry (allowed: {', '.join(forms)})")
+
     def check_entry(
         self,
         ent: ast.TableEntry,
@@ -158,8 +189,10 @@ class TablesMixin(CheckerState):
         if len(elems) != len(key_types):
             raise err(ks, f"{show_expr(ks)}: entry has {len(elems)} keys, table {d.name} has "
                       f"{len(key_types)}")
-        for el, kt in zip(elems, key_types, strict=False):
+        kinds = [k.match_kind for p in d.properties if p.name == "key" for k in p.keys]
+        for el, kt, mk in zip(elems, key_types, kinds, strict=False):
             self.check_keyset_elem(el, kt, scope)
+            self.check_entry_key_form(el, mk)
         call = ent.action
         if not isinstance(call.target, ast.PathExpr) or call.target.name not in action_names:
             raise err(call, f"{show_expr(call.target)}: entry action is not in the actions list of"
