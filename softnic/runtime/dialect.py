@@ -163,7 +163,9 @@ def check_primitive(prim: Any, nparams: int | None, action: str) -> None:
     params = prim.get("parameters")
     params = params if isinstance(params, list) else []
     want = PRIMITIVE_ARITY.get(name) if isinstance(name, str) else None
-    if want is not None and len(params) != want:
+    if want is None:
+        raise PipelineLoadError(f"Unknown primitive action: {name}")
+    if len(params) != want:
         raise PipelineLoadError(f"Invalid number of parameters for primitive action {name}: "
                                 f"expected {want} but got {len(params)}")
     for p in params:

@@ -102,7 +102,7 @@ def _assign(c: Call) -> list[str]:
     return [c.ctx.eg.store(c.lvalue(0), src, sw)]
 
 
-@primitive("assign_header")
+@primitive("assign_header", "copy_header")
 def _assign_header(c: Call) -> list[str]:
     c.nargs(2)
     d = c.ctx.eg.header(c.args[0], c.where)
@@ -198,6 +198,15 @@ def _add_header(c: Call) -> list[str]:
             f"    F[{b}:{b} + {h.nfields}] = {zeros}", f"    F[{b} + {h.nfields}] = 1",
             f"    F[{ctx.lay.len_reg}] += {ctx.header_nbytes(h, b)}"] + [
                 f"F[{vs}] = 0" for vs in h.siblings]
+
+
+@primitive("add_header_fast")
+def _add_header_fast(c: Call) -> list[str]:
+    """simple_switch's add_header_fast: only marks the header valid (no reset, no length)."""
+    c.nargs(1)
+    h = c.ctx.eg.header(c.args[0], c.where)
+    b = c.tmp()
+    return [f"{b} = {h.base}", f"F[{b} + {h.nfields}] = 1"] + [f"F[{vs}] = 0" for vs in h.siblings]
 
 
 @primitive("remove_header")

@@ -81,6 +81,19 @@ def test_assign_header_from_a_conditional_expression(sel: int, x: int) -> None:
         [sel, x, 0xB, 0xC])
 
 
+def test_simple_switch_legacy_header_primitives() -> None:
+    """copy_header (a = c) and add_header_fast (marks valid, no reset) of simple_switch."""
+    j = fx.header_select()
+    act = j["actions"][0]
+    act["primitives"][1] = {"op": "copy_header", "parameters": [
+        {"type": "header", "value": "a"}, {"type": "header", "value": "c"}]}
+    act["primitives"].insert(0, {"op": "remove_header", "parameters": [
+        {"type": "header", "value": "b"}]})
+    act["primitives"].append({"op": "add_header_fast", "parameters": [
+        {"type": "header", "value": "b"}]})
+    assert out1(load(j), bytes([1, 0xA, 0xB, 0xC])) == bytes([1, 0xC, 0xB, 0xC])
+
+
 @pytest.mark.parametrize("keyed", [False, True])
 def test_exit_marks_the_packet_and_the_action_runs_to_its_end(keyed: bool) -> None:
     """x = 5 (the next table's x = 9 never runs), y = 7 (after exit, same action), z = 3
@@ -188,6 +201,10 @@ def _duplicate_action_id(j: dict) -> None:
     j["actions"].append(dict(j["actions"][0], name="act_copy"))
 
 
+def _softnic_only_primitive(j: dict) -> None:
+    j["actions"][0]["primitives"].append({"op": "_nop", "parameters": []})
+
+
 REFUSED = {
     "access_field lvalue wrapped once": (fx.stack_index, _single_wrapped_lvalue,
                                          r"^Invalid 'type' in expression: ''$"),
@@ -211,6 +228,8 @@ REFUSED = {
     "transition value width": (fx.vl_stack, _transition_width,
                                r"^Parser transition value has incorrect width, expected width "
                                r"is 1 bytes but actual width is 2 bytes$"),
+    "primitive simple_switch does not have": (fx.vl_stack, _softnic_only_primitive,
+                                               r"^Unknown primitive action: _nop$"),
     "duplicate action id": (fx.vl_stack, _duplicate_action_id,
                             r"^Several objects of type 'action' have the same id 0$"),
     "direct call of an action with parameters": (
