@@ -40,6 +40,7 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.errors import CompileError
+from softnic.frontend.pretty import show_expr
 
 
 @dataclass
@@ -799,17 +800,18 @@ class Desugar:
                 sites[n] += 1
         bound: dict[str, list[Any]] = {}  # instance -> locals once its parameters are bound
         lifted: dict[str, list[Any]] = {}  # instance -> its argument temporaries
-        for lname, (callee, _, copied, inst) in instances.items():
+        fixed: dict[str, dict[str, ast.Expr | str]] = {}  # instance -> its parameter variables
+        for lname, (callee, _, copied, _inst) in instances.items():
             pnames = {p.name for p in callee.params}
             uses_params = any(isinstance(n, ast.PathExpr) and n.name in pnames
                               for x in copied for n in walk(x))
             if uses_params and sites[lname] > 1:
-                raise err(inst, f"{lname}: a control whose tables or actions use its apply "
-                          "parameters can be applied only once on this target")
+                fixed[lname] = self.parameter_variables(d, lname, callee, instances, lifted)
+                bound[lname] = [substitute(x, fixed[lname]) for x in copied]
             if sites[lname] and not uses_params:
                 bound[lname] = copied
         d.apply = self.replace_applies(d.apply, instances, bound, lifted,
-                                       set(declared_names(d.apply)))
+                                       set(declared_names(d.apply)), fixed)
         for n in walk(d.apply):
             if isinstance(n, ast.PathExpr) and n.name in instances:
                 raise err(n, f"{n.name}: a control instance can only be applied, as a "
@@ -921,13 +923,69 @@ class Desugar:
                 return t.expr.name
         return None
 
+    def parameter_variables(self, d: ast.ControlDecl, n: str, callee: ast.ControlDecl,
+                            instances: dict[str, Any], lifted: dict[str, list[Any]]
+                            ) -> dict[str, ast.Expr | str]:
+        """For an instance applied more than once whose tables or actions read its apply
+        parameters: one control-level variable per directional parameter, which every call
+        copies its arguments into and back out of (p4c's GeneralInliner when the call sites
+        differ). A directionless parameter must get the same argument at every call."""
+        calls = [s.call for s in walk(d.apply) if self.apply_target(s, {n: None}) is not None]
+        argss = [bind_args(c, callee.params, c.args, f"{n}.apply") for c in calls]
+        out: dict[str, ast.Expr | str] = {}
+        for i, p in enumerate(callee.params):
+            if p.direction is None:
+                first = argss[0][i]
+                for c, args in zip(calls, argss, strict=True):
+                    if args[i] != first:
+                        raise err(c, f"{p.name}: non-directional parameters must be "
+                                  "substituted with the same value in all invocations; two "
+                                  f"different substitutions are {show_expr(first)} and "
+                                  f"{show_expr(args[i])}")
+                if first is not None:
+                    out[p.name] = first
+                continue
+            tmp = self.names.fresh(p.name)
+            lifted.setdefault(n, []).append(ast.VarDecl(tmp, copy.deepcopy(p.type), None,
+                                                        loc=p.loc))
+            out[p.name] = tmp
+        return out
+
+    def fixed_copies(self, s: ast.CallStmt, callee: ast.ControlDecl, args: list[Any],
+                     variables: dict[str, ast.Expr | str]) -> tuple[list[Any], list[Any]]:
+        """(copy-in, copy-out) of one call of an instance bound to parameter variables."""
+        before: list[Any] = []
+        after: list[Any] = []
+        for p, a in zip(callee.params, args, strict=True):
+            v = variables.get(p.name)
+            if p.direction is None or not isinstance(v, str):
+                continue
+            ref = ast.PathExpr(v, loc=s.loc)
+            if p.direction == "out":
+                before.extend(header_resets(ref, p.type, self.types))
+            if a is None or isinstance(a, ast.DontCare):
+                continue
+            if lvalue_chain(a) is None and p.direction != "in":
+                raise err(a, f"{callee.name}.apply: argument for {p.direction} parameter "
+                          f"{p.name} must be a left-value")
+            a = hoist_indices(self.names, copy.deepcopy(a), before)
+            if p.direction in ("in", "inout"):
+                before.extend(copies(ref, a, p.type, self.types) or [
+                    ast.AssignStmt(copy.deepcopy(ref), copy.deepcopy(a), loc=a.loc)])
+            if p.direction in ("out", "inout"):
+                after.extend(copies(a, ref, p.type, self.types) or [
+                    ast.AssignStmt(a, copy.deepcopy(ref), loc=a.loc)])
+        return before, after
+
     def replace_applies(self, node: Any, instances: dict[str, Any], bound: dict[str, list[Any]],
-                        lifted: dict[str, list[Any]], block_locals: set[str]) -> Any:
+                        lifted: dict[str, list[Any]], block_locals: set[str],
+                        fixed: dict[str, dict[str, ast.Expr | str]]) -> Any:
         """Each ``inst.apply(args)`` becomes the callee's body with its parameters bound. When
-        the callee's locals use the parameters too (one call site only), they are bound with
-        the same arguments, and argument temporaries become control-level variables; an
+        the callee's locals use the parameters too and there is one call site, they are bound
+        with the same arguments, and argument temporaries become control-level variables; an
         argument that names a variable of the apply block (which control-level actions cannot
-        see) then goes through such a temporary too."""
+        see) then goes through such a temporary too. With several call sites, the parameters
+        are the control-level variables of ``fixed``, copied in and out at each call."""
 
         def fn(s: Any) -> Any:
             n = self.apply_target(s, instances)
@@ -935,9 +993,14 @@ class Desugar:
                 return s
             callee, mapping, copied, _ = instances[n]
             args = bind_args(s.call, callee.params, s.call.args, f"{n}.apply")
-            pmap, before, after = bind_params(self.names, s, callee.params, args, f"{n}.apply",
-                                              block_locals if n not in bound else (),
-                                              types=self.types)
+            if n in fixed:
+                pmap = fixed[n]
+                before, after = self.fixed_copies(s, callee, args, pmap)
+            else:
+                pmap, before, after = bind_params(self.names, s, callee.params, args,
+                                                  f"{n}.apply",
+                                                  block_locals if n not in bound else (),
+                                                  types=self.types)
             if n not in bound:
                 bound[n] = [substitute(x, pmap) for x in copied]
                 stmts = []

@@ -297,3 +297,23 @@ def test_exit_copies_out_the_action_then_the_sub_control(tmp_path: Path) -> None
     src = sub_control_exit(
         "action stop(inout bit<8> z) { z = 5; exit; } apply { x = 7; stop(y); }")
     assert run_src(tmp_path, src, bytes([0, 3, 0, 0])) == bytes([0, 5, 0, 0])
+
+
+def test_sub_control_whose_action_reads_its_parameters_applied_three_times(tmp_path: Path) -> None:
+    # each apply copies its own arguments into the parameters the action reads, and back:
+    # b = 3 + 2 = 5; c = 4 + 10 + 1 = 15; d = 5 + 5 = 10 (x and k both copied from d)
+    src = program("""
+control Sub(inout bit<8> x, in bit<8> k) {
+    action add() { x = x + k; }
+    apply { add(); if (k == 10) { x = x + 1; } }
+}
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() sub;
+    apply {
+        sm.egress_spec = 1;
+        sub.apply(h.d.b, h.d.a);
+        sub.apply(h.d.c, 8w10);
+        sub.apply(h.d.d, h.d.d);
+    }
+}""")
+    assert run_src(tmp_path, src, bytes([2, 3, 4, 5])) == bytes([2, 5, 15, 10])
