@@ -441,3 +441,43 @@ control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
 """
     msg = refused(tmp_path, build(ingress=ing, extra=SUB_CONTROLS))
     assert "s: a control instance can only be applied, as a statement" in msg
+
+
+def test_sub_parser_with_the_whole_header_struct_and_a_stack(tmp_path: Path) -> None:
+    """``inout`` of a struct holding a header stack: the stack's next index is copied back
+    with it, so the caller's ``.next`` continues after the element the sub-parser filled."""
+    src = """#include <core.p4>
+#include <v1model.p4>
+header e_t { bit<8> v; bit<8> more; }
+header cnt_t { bit<8> n; }
+struct hs_t { cnt_t cnt; e_t[3] es; }
+struct m_t { bit<8> x; }
+parser First(packet_in pkt, inout hs_t hdr, out bit<8> more) {
+    state start { pkt.extract(hdr.es.next); more = hdr.es.last.more; transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    First() first;
+    bit<8> more;
+    state start { pkt.extract(hdr.cnt); first.apply(pkt, hdr, more);
+                  transition select(more) { 1: rest; default: accept; } }
+    state rest { pkt.extract(hdr.es.next);
+                 transition select(hdr.es.last.more) { 1: rest; default: accept; } }
+}
+control VC(inout hs_t hdr, inout m_t meta) { apply { } }
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1;
+        hdr.cnt.n = 0;
+        if (hdr.es[0].isValid()) { hdr.cnt.n = hdr.cnt.n + 1; }
+        if (hdr.es[1].isValid()) { hdr.cnt.n = hdr.cnt.n + 2; }
+        if (hdr.es[2].isValid()) { hdr.cnt.n = hdr.cnt.n + 4; }
+    }
+}
+control E(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout hs_t hdr, inout m_t meta) { apply { } }
+control D(packet_out pkt, in hs_t hdr) { apply { pkt.emit(hdr.cnt); pkt.emit(hdr.es); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+    # three elements: the first from the sub-parser, two from the caller's loop
+    assert run(tmp_path, src, [0, 10, 1, 11, 1, 12, 0, 99]) == [7, 10, 1, 11, 1, 12, 0, 99]
+    assert run(tmp_path, src, [0, 10, 0, 99]) == [1, 10, 0, 99]
