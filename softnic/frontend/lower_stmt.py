@@ -483,7 +483,9 @@ class StmtLowerer:
         elif n == "truncate":
             self.prim("truncate", [self.x.param(a[0])], node)  # type: ignore[arg-type]
         elif n in ("assert", "assume"):
-            self.prim(n, [wrap_param(self.x.boolean(a[0]))], node)  # type: ignore[arg-type]
+            # as data (b2d of the condition), as p4c's convert(cond, .., convertBool): BMv2
+            # takes no ``bool`` argument, so a constant condition must not be one
+            self.prim(n, [wrap_param(self.x.data(a[0]))], node)  # type: ignore[arg-type]
         elif n == "log_msg":
             msg = a[0]
             if not isinstance(msg, ast.StringLiteral):

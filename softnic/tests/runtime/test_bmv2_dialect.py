@@ -418,3 +418,19 @@ def test_assign_header_from_an_invalid_header(tmp_path: Path, data: bytes,
     fields keep their values (what reading a.x then gives on BMv2)."""
     j = compile_src(tmp_path, INVALID_COPY)
     assert out1(load(j), data) == expected
+
+
+ASSERTS = program(
+    types="header h_t { bit<8> a; bit<8> b; }",
+    headers={"h": "h_t"},
+    ingress="assert(true); assume(hdr.h.a != 8w0xFF); hdr.h.b = 8w1;")
+
+
+def test_compiled_assert_arguments_are_data(tmp_path: Path) -> None:
+    """assert(true): the constant condition is passed as data (b2d), as p4c writes it; a
+    ``bool`` argument is refused by BMv2's loader."""
+    j = compile_src(tmp_path, ASSERTS)
+    for p in (n for n in walk(j) if n.get("op") in ("assert", "assume")):
+        [arg] = p["parameters"]
+        assert arg["type"] == "expression" and arg["value"]["value"]["op"] == "b2d"
+    assert out1(load(j), bytes([0, 0])) == bytes([0, 1])
