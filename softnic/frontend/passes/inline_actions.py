@@ -146,15 +146,17 @@ class InlineActions:
         refs = props["actions"].actions if "actions" in props else []
         for r in refs:
             a = self.lookup(ast.PathExpr(r.name, loc=r.loc), local)
-            if a is None or all(p.direction is None for p in a.params):
+            if a is None:
                 continue
-            directional = [p for p in a.params if p.direction is not None]
-            if len(r.args) != len(directional):
-                continue  # the checker reports the count
-            if id(a) in self.bound:
+            if id(a) in self.bound and self.bound[id(a)] is not t:
+                # p4c gives each table its own copy of the action; the JSON would then hold
+                # two actions of one name, which the lowering cannot tell apart
                 raise CompileError(r.loc, f"{r.name}: an action whose directional parameters "
                                    "are bound in more than one table is unsupported on this "
                                    "target")
+            directional = [p for p in a.params if p.direction is not None]
+            if not directional or len(r.args) != len(directional):
+                continue  # no binding here, or a count the checker reports
             self.bound[id(a)] = t
             unproven = self.unproven(directional, bind_args(r, directional, r.args, r.name))
             if a.name not in local:  # top-level: a copy of it in this control
