@@ -125,6 +125,7 @@ class InlineParsers:
                         raise CompileError(n.loc, "a sub-parser can only be applied as a "
                                            "statement of a parser state")
             return [st]
+        stmts, transition = self.lift_state_locals(d, st, stmts)
         out: list[ast.ParserState] = []
         cur = ast.ParserState(st.name, [], None, loc=st.loc, annotations=st.annotations)
         for s in stmts:
@@ -141,9 +142,35 @@ class InlineParsers:
             out.append(cur)
             out.extend(renamed)
             cur = ast.ParserState(nxt, list(after), None, loc=s.loc)
-        cur.transition = st.transition
+        cur.transition = transition
         out.append(cur)
         return out
+
+    def lift_state_locals(self, d: ast.ParserDecl, st: ast.ParserState, stmts: list[Any]
+                          ) -> tuple[list[Any], ast.Transition | None]:
+        """The state is about to be split: its variables and constants must outlive the split,
+        so they become parser locals, under fresh names (another state may declare the same
+        name); an initializer stays where it was, as an assignment."""
+        mapping: dict[str, ast.Expr | str] = {
+            x.name: self.names.fresh(x.name) for x in stmts
+            if isinstance(x, (ast.VarDecl, ast.ConstDecl))}
+        if not mapping:
+            return stmts, st.transition
+        stmts = [substitute(x, mapping) for x in stmts]
+        tr = substitute(st.transition, mapping) if st.transition is not None else None
+        out: list[Any] = []
+        for x in stmts:
+            if isinstance(x, ast.VarDecl):
+                d.locals.append(ast.VarDecl(x.name, x.type, None, loc=x.loc,
+                                            annotations=x.annotations))
+                if x.init is not None:
+                    out.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init,
+                                              loc=x.loc))
+            elif isinstance(x, ast.ConstDecl):
+                d.locals.append(x)
+            else:
+                out.append(x)
+        return out, tr
 
     def bind(self, d: ast.ParserDecl, s: ast.CallStmt, inst: str, callee: ast.ParserDecl
              ) -> tuple[list[Any], list[Any], dict[str, ast.Expr | str]]:

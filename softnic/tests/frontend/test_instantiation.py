@@ -481,3 +481,27 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
     # three elements: the first from the sub-parser, two from the caller's loop
     assert run(tmp_path, src, [0, 10, 1, 11, 1, 12, 0, 99]) == [7, 10, 1, 11, 1, 12, 0, 99]
     assert run(tmp_path, src, [0, 10, 0, 99]) == [1, 10, 0, 99]
+
+
+def test_sub_parser_argument_declared_in_the_state(tmp_path: Path) -> None:
+    """Two states each declare their own ``t`` and pass it to the sub-parser; the copy-out
+    lands in a new state, so the variables become parser locals (each its own)."""
+    parser = """
+parser Inc(packet_in pkt, inout bit<8> c) {
+    state start { c = c + 1; transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Inc() inc;
+    state start {
+        pkt.extract(hdr.h);
+        transition select(hdr.h.a) { 1: one; default: two; }
+    }
+    state one { bit<8> t = 10; inc.apply(pkt, t); meta.x = t; transition accept; }
+    state two { bit<8> t = 20; inc.apply(pkt, t); inc.apply(pkt, t); meta.x = t;
+                transition accept; }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = meta.x;")
+    src = build(parser=parser, ingress=ing)
+    assert run(tmp_path, src, [1, 0]) == [1, 11]
+    assert run(tmp_path, src, [2, 0]) == [2, 22]
