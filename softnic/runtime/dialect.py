@@ -246,7 +246,7 @@ def _hex_bytes(v: Any) -> int | None:
     return (len(s) + 1) // 2
 
 
-def _key_bytes(k: dict, j: dict, stacks: dict[str, str], htypes: dict[str, dict],
+def _key_bytes(k: dict, stacks: dict[str, str], htypes: dict[str, dict],
                headers: dict[str, str]) -> int | None:
     """Bytes one transition key element takes (its width rounded up to bytes)."""
     t, v = _type(k), k.get("value")
@@ -280,7 +280,7 @@ def check_parsers(j: dict) -> None:
             for k in keys:
                 if _type(k) not in KEY_TYPES:
                     raise PipelineLoadError("Invalid entry in parse state key")
-                kb = _key_bytes(k, j, stacks, htypes, headers)
+                kb = _key_bytes(k, stacks, htypes, headers)
                 nbytes = None if kb is None or nbytes is None else nbytes + kb
             if nbytes is None:
                 continue
