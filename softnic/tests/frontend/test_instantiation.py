@@ -505,3 +505,29 @@ parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t 
     src = build(parser=parser, ingress=ing)
     assert run(tmp_path, src, [1, 0]) == [1, 11]
     assert run(tmp_path, src, [2, 0]) == [2, 22]
+
+
+def test_sub_parser_passed_to_the_parser_as_constructor_argument(tmp_path: Path) -> None:
+    parser = SUB_G + """
+parser SubT(packet_in pkt, out g_t g);
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm)(SubT sp) {
+    state start { pkt.extract(hdr.h); sp.apply(pkt, hdr.g); transition accept; }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = hdr.g.d;")
+    src = build(parser=parser, ingress=ing,
+                main="V1Switch(P(SubG()), VC(), I(), E(), CC(), D()) main;\n")
+    assert run(tmp_path, src, [1, 2, 3, 4]) == [1, 4, 3, 4]
+
+
+def test_controls_passed_through_two_levels_of_constructor_arguments(tmp_path: Path) -> None:
+    ing = """
+control Mid(inout bit<8> x)(Step s) { apply { s.apply(x); s.apply(x); } }
+control Outer(inout bit<8> x)(Step s) { apply { s.apply(x); x = x + 1; } }
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Outer(Mid(Add40())) o;
+    apply { sm.egress_spec = 1; o.apply(hdr.h.b); }
+}
+"""
+    # 5 + 40 + 40 + 1
+    assert run(tmp_path, build(ingress=ing, extra=SUB_CONTROLS), [0, 5]) == [0, 86]
