@@ -528,7 +528,7 @@ def hoist_indices(names: Names, e: ast.Expr, before: list[Any]) -> ast.Expr:
 def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
                 args: list[ast.Expr | None], what: str, pinned: Iterable[str] = (),
                 body: Any = None, types: dict[str, ast.Decl] | None = None,
-                unproven: Iterable[str] = ()
+                unproven: Iterable[str] = (), written: list[ast.Argument] | None = None
                 ) -> tuple[dict[str, ast.Expr | str], list[Any], list[Any]]:
     """Parameter bindings for an inlined body: (mapping, statements before, copy-outs after),
     following the P4_16 spec's copy-in/copy-out: arguments are evaluated once, left to right,
@@ -545,7 +545,9 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
     always copied; an ``out`` argument holding headers too, and the arguments of the
     parameters named in ``unproven`` (whose type the caller could not prove equal to the
     parameter's: the copy's declaration and assignments let the checker judge it). ``types``
-    maps the top-level type names to their declarations."""
+    maps the top-level type names to their declarations; ``written`` are the call's arguments
+    as written, whose order (named ones may differ from the parameters') is the evaluation
+    and copy-out order."""
     types = types or {}
     chains = [lvalue_chain(a) if a is not None and not isinstance(a, ast.DontCare) else None
               for a in args]
@@ -575,7 +577,8 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
         mapping[p.name] = tmp
         return tmp
 
-    for i, (p, a) in enumerate(zip(params, args, strict=True)):
+    for i in written_order(params, written):
+        p, a = params[i], args[i]
         if a is None or isinstance(a, ast.DontCare):
             temp(p, None, call_node.loc)
             continue
@@ -614,6 +617,18 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
             continue
         temp(p, copy.deepcopy(a), a.loc)
     return mapping, before, after
+
+
+def written_order(params: list[ast.Param], written: list[ast.Argument] | None) -> list[int]:
+    """The parameter indices in the order their arguments are written in the call, then the
+    parameters it leaves to their defaults."""
+    names = [p.name for p in params]
+    out: list[int] = []
+    for i, a in enumerate(written or []):
+        j = names.index(a.name) if a.name in names else i
+        if j < len(params) and j not in out:
+            out.append(j)
+    return out + [i for i in range(len(params)) if i not in out]
 
 
 def copy_out_before_exits(stmts: list[Any], copy_outs: list[Any]) -> list[Any]:
@@ -956,7 +971,8 @@ class Desugar:
         """(copy-in, copy-out) of one call of an instance bound to parameter variables."""
         before: list[Any] = []
         after: list[Any] = []
-        for p, a in zip(callee.params, args, strict=True):
+        for i in written_order(callee.params, s.call.args):
+            p, a = callee.params[i], args[i]
             v = variables.get(p.name)
             if p.direction is None or not isinstance(v, str):
                 continue
@@ -1000,7 +1016,7 @@ class Desugar:
                 pmap, before, after = bind_params(self.names, s, callee.params, args,
                                                   f"{n}.apply",
                                                   block_locals if n not in bound else (),
-                                                  types=self.types)
+                                                  types=self.types, written=s.call.args)
             if n not in bound:
                 bound[n] = [substitute(x, pmap) for x in copied]
                 stmts = []
@@ -1141,7 +1157,7 @@ class Desugar:
             raise err(call, f"{f.name}: generic functions are unsupported on this target")
         args = bind_args(call, f.params, call.args, f.name)
         pmap, before, after = bind_params(self.names, call, f.params, args, f.name,
-                                          body=f.body, types=self.types)
+                                          body=f.body, types=self.types, written=call.args)
         body = copy.deepcopy(f.body)
         mapping: dict[str, ast.Expr | str] = dict(pmap)
         for n in declared_names(body):

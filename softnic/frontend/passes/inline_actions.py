@@ -168,7 +168,7 @@ class InlineActions:
             args = bind_args(r, directional, r.args, r.name)
             pmap, before, after = bind_params(self.names, r, directional, args, r.name,
                                               body=a.body, types=self.types,
-                                              unproven=unproven)
+                                              unproven=unproven, written=r.args)
             body = substitute(a.body, pmap)
             stmts = copy_out_before_exits(list(body.stmts), after) if after else body.stmts
             a.body = ast.BlockStmt(before + stmts + after, loc=a.body.loc)
@@ -279,7 +279,8 @@ class InlineActions:
             self.unshadow(caller, callee)
         pmap, before, after = bind_params(self.names, s.call, callee.params, args,
                                           callee.name, body=callee.body, types=self.types,
-                                          unproven=self.unproven(callee.params, args))
+                                          unproven=self.unproven(callee.params, args),
+                                          written=s.call.args)
         body = copy.deepcopy(callee.body)
         mapping: dict[str, ast.Expr | str] = dict(pmap)
         for n in declared_names(body):

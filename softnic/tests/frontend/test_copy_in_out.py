@@ -317,3 +317,10 @@ control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
     }
 }""")
     assert run_src(tmp_path, src, bytes([2, 3, 4, 5])) == bytes([2, 5, 15, 10])
+
+
+def test_copy_out_follows_the_written_order_of_named_arguments(tmp_path: Path) -> None:
+    # the arguments are written y first, then x: y (2) is copied back first, x (1) last: b = 1
+    src = ingress("action two(inout bit<8> x, inout bit<8> y) { x = 1; y = 2; }",
+                  "two(y = h.d.b, x = h.d.b);")
+    assert run_src(tmp_path, src, bytes([0, 0, 0, 0])) == bytes([0, 1, 0, 0])
