@@ -216,6 +216,12 @@ class StmtLowerer:
                 self.assign_fields_from_init(dst, rhs, node)
                 return
             src = self.x.loc(rhs)
+            if src is None and isinstance(rhs, ast.Ternary):
+                # h = c ? h1 : h2: assign_header from a '?' of headers, as p4c writes it
+                self.no_predicate(node)
+                self.prim("assign_header", [self.x.loc_json(dst, node), self.header_choice(rhs)],
+                          node)
+                return
             if src is None:
                 raise err(rhs, f"{show_expr(rhs)}: unsupported header value on this target")
             self.no_predicate(node)
@@ -254,6 +260,17 @@ class StmtLowerer:
                 self.copy_loc(dst.fields[fn], src.fields[fn], node)
             return
         raise err(node, f"{show_expr(rhs)}: unsupported assignment on this target")
+
+    def header_choice(self, e: ast.Expr) -> dict[str, Any]:
+        """A header-typed value: a header (or run-time stack element), or a ``?:`` of them."""
+        if isinstance(e, ast.Ternary):
+            return {"type": "expression", "value": {
+                "op": "?", "left": self.header_choice(e.then),
+                "right": self.header_choice(e.other), "cond": self.x.boolean(e.cond)}}
+        loc = self.x.loc(e)
+        if not isinstance(loc, (HeaderLoc, DynHeaderLoc)):
+            raise err(e, f"{show_expr(e)}: unsupported header value on this target")
+        return self.x.loc_json(loc, e)
 
     def copy_loc(self, dst: Loc, src: Loc, node: ast.Node) -> None:
         if isinstance(dst, StructLoc) and isinstance(src, StructLoc):

@@ -434,3 +434,18 @@ def test_compiled_assert_arguments_are_data(tmp_path: Path) -> None:
         [arg] = p["parameters"]
         assert arg["type"] == "expression" and arg["value"]["value"]["op"] == "b2d"
     assert out1(load(j), bytes([0, 0])) == bytes([0, 1])
+
+
+HEADER_CHOICE = program(
+    types="header h_t { bit<8> sel; }\nheader t_t { bit<8> x; }",
+    headers={"h": "h_t", "a": "t_t", "b": "t_t", "c": "t_t"},
+    ingress="hdr.a = hdr.h.sel == 1 ? hdr.b : hdr.c;")
+
+
+@pytest.mark.parametrize(("sel", "x"), [(1, 0xB), (0, 0xC)])
+def test_compiled_header_choice_is_assign_header_of_a_conditional(tmp_path: Path, sel: int,
+                                                                  x: int) -> None:
+    j = compile_src(tmp_path, HEADER_CHOICE)
+    [ah] = [n for n in walk(j) if n.get("op") == "assign_header"]
+    assert ah["parameters"][1]["value"]["value"]["op"] == "?"
+    assert out1(load(j), bytes([sel, 0xA, 0xB, 0xC])) == bytes([sel, x, 0xB, 0xC])

@@ -35,9 +35,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "an if in an action whose condition is a compile-time constant (its dead branch calls "
         "an extern) is refused ('Conditional execution in actions unsupported'); p4c's "
         "constant folding removes it first",
-    "header_assign_cond":
-        "a ?: of header type as an assignment source is refused ('unsupported header value "
-        "on this target'); p4c-bm2-ss emits assign_header with a conditional source",
 }
 
 
