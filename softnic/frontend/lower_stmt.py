@@ -216,6 +216,10 @@ class StmtLowerer:
                 self.assign_fields_from_init(dst, rhs, node)
                 return
             src = self.x.loc(rhs)
+            if src is None and self.mode == "parser" and isinstance(rhs, ast.Call) \
+                    and self.x.is_lookahead(rhs):
+                self.lookahead_into(dst, rhs, node)
+                return
             if src is None and isinstance(rhs, ast.Ternary):
                 # h = c ? h1 : h2: assign_header from a '?' of headers, as p4c writes it
                 self.no_predicate(node)
@@ -260,6 +264,27 @@ class StmtLowerer:
                 self.copy_loc(dst.fields[fn], src.fields[fn], node)
             return
         raise err(node, f"{show_expr(rhs)}: unsupported assignment on this target")
+
+    def lookahead_into(self, dst: Loc, call: ast.Call, node: ast.Node) -> None:
+        """``h = pkt.lookahead<H>()``: as p4c's ExpandLookahead, the header becomes valid and
+        each field is read from its window of the lookahead (a ``set`` from ``lookahead`` per
+        field, the one form BMv2 takes)."""
+        t = self.x.type(call)
+        hj = self.x.loc_json(dst, node)
+        self.prim("add_header", [hj], node)
+        off = 0
+        for fn, ft in t.fields:  # type: ignore[attr-defined]
+            w = bit_width(ft)
+            floc = self.x.member_loc(dst, ast.Member(call, fn, loc=call.loc))
+            if floc is None or w <= 0:
+                raise err(call, f"{show_expr(call)}: unsupported lookahead type on this target")
+            la = {"type": "lookahead", "value": [off, w]}
+            fj = self.x.loc_json(floc, node)
+            if fj.get("type") == "field":
+                self.ops.append({"op": "set", "parameters": [fj, la]})
+            else:
+                self.emit_assign(fj, self.spill_lookahead(la, ft), node)
+            off += w
 
     def header_choice(self, e: ast.Expr) -> dict[str, Any]:
         """A header-typed value: a header (or run-time stack element), or a ``?:`` of them."""

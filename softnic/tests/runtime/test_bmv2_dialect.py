@@ -449,3 +449,18 @@ def test_compiled_header_choice_is_assign_header_of_a_conditional(tmp_path: Path
     [ah] = [n for n in walk(j) if n.get("op") == "assign_header"]
     assert ah["parameters"][1]["value"]["value"]["op"] == "?"
     assert out1(load(j), bytes([sel, 0xA, 0xB, 0xC])) == bytes([sel, x, 0xB, 0xC])
+
+
+HEADER_LOOKAHEAD = program(
+    types="header h_t { bit<8> a; bit<8> b; }\nheader p_t { bit<4> hi; bit<12> rest; }",
+    headers={"peek": "p_t", "h": "h_t"},
+    parse="hdr.peek = pkt.lookahead<p_t>(); pkt.extract(hdr.h); transition accept;",
+    ingress="hdr.h.b = (bit<8>)hdr.peek.hi;")
+
+
+def test_compiled_header_lookahead(tmp_path: Path) -> None:
+    """hdr.peek = pkt.lookahead<p_t>(): peek becomes valid with the next 16 bits (nothing is
+    consumed), so it is deparsed in front of h; b = the first nibble."""
+    j = compile_src(tmp_path, HEADER_LOOKAHEAD)
+    assert _in_expressions(j, "lookahead") == []
+    assert out1(load(j), bytes([0xA5, 0x01, 0x77])) == bytes([0xA5, 0x01, 0xA5, 0x0A, 0x77])
