@@ -430,6 +430,132 @@ def type_decls(prog: ast.Program) -> dict[str, ast.Decl]:
                               ast.HeaderUnionDecl, ast.EnumDecl, ast.ErrorDecl))}
 
 
+class ArgTypes:
+    """The declared type of an argument expression where it is obvious without the checker
+    (a location, a typed literal, a cast, an enum member), so an inlined call can use the
+    argument in place only when its type is certainly the parameter's. The checker never sees
+    an inlined call; any other argument goes through a copy (``T p = arg;``, ``arg = p;``)
+    that it checks, so a mistyped call is still refused, as p4c refuses it."""
+
+    def __init__(self, prog: ast.Program) -> None:
+        self.types = type_decls(prog)
+        consts: set[str] = set()
+        other: set[str] = set()
+        for n in walk(prog):
+            if isinstance(n, ast.ConstDecl):
+                consts.add(n.name)
+            elif isinstance(n, (ast.VarDecl, ast.Param, ast.InstantiationDecl)):
+                other.add(n.name)
+        # names that always denote a compile-time constant (never declared otherwise)
+        self.consts = consts - other
+        self.enums = {d.name for d in prog.decls
+                      if isinstance(d, (ast.EnumDecl, ast.ErrorDecl))} | {"error"}
+        self.top_env: dict[str, ast.Type] = {
+            d.name: d.type for d in prog.decls if isinstance(d, ast.ConstDecl)}
+        self.int_consts = {d.name: d.value.value for d in prog.decls
+                           if isinstance(d, ast.ConstDecl) and isinstance(d.value, ast.IntLiteral)
+                           and d.name in self.consts}
+
+    def unproven(self, params: list[ast.Param], args: list[ast.Expr | None],
+                 env: dict[str, ast.Type]) -> set[str]:
+        """The parameters whose argument is not certainly of the parameter's type, with
+        ``env`` the declared types of the names in scope at the call."""
+        out = set()
+        for p, a in zip(params, args, strict=True):
+            if a is None or isinstance(a, ast.DontCare) or unsized_literal(a):
+                continue
+            if not same_type(self.type_of(a, env), p.type, self.types, self.int_consts):
+                out.add(p.name)
+        return out
+
+    def type_of(self, e: Any, env: dict[str, ast.Type]) -> Any:
+        """The declared type of a location or typed literal, None when not obvious."""
+        if isinstance(e, ast.PathExpr):
+            return env.get(e.name, self.top_env.get(e.name.lstrip(".")))
+        if isinstance(e, ast.IntLiteral) and e.width is not None:
+            return ast.BitType(ast.IntLiteral(e.width, loc=e.loc), e.signed, loc=e.loc)
+        if isinstance(e, ast.BoolLiteral):
+            return ast.BoolType(loc=e.loc)
+        if isinstance(e, ast.Cast):
+            return e.type
+        if isinstance(e, ast.Slice):
+            base = type_decl(self.type_of(e.expr, env), self.types)
+            hi, lo = e.hi, e.lo
+            if isinstance(base, ast.BitType) and isinstance(hi, ast.IntLiteral) and isinstance(
+                    lo, ast.IntLiteral):
+                return ast.BitType(ast.IntLiteral(hi.value - lo.value + 1, loc=e.loc),
+                                   loc=e.loc)
+            return None
+        if isinstance(e, ast.Member):
+            if isinstance(e.expr, ast.PathExpr) and e.expr.name not in env:
+                n = e.expr.name.lstrip(".")
+                if n == "error":
+                    return ast.ErrorType(loc=e.loc)
+                if n in self.enums:
+                    return ast.TypeName(n, loc=e.loc)
+            d = type_decl(self.type_of(e.expr, env), self.types)
+            if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
+                return next((f.type for f in d.fields if f.name == e.name), None)
+            if isinstance(d, ast.StackType) and e.name in ("next", "last"):
+                return d.elem
+            return None
+        if isinstance(e, ast.Index):
+            d = type_decl(self.type_of(e.expr, env), self.types)
+            return d.elem if isinstance(d, ast.StackType) else None
+        return None
+
+    def constant(self, e: Any) -> bool:
+        """``e`` is certainly a compile-time constant (an unsure answer is False)."""
+        if isinstance(e, (ast.IntLiteral, ast.BoolLiteral, ast.StringLiteral)):
+            return True
+        if isinstance(e, ast.PathExpr):
+            return e.name.lstrip(".") in self.consts
+        if isinstance(e, ast.Member):
+            return isinstance(e.expr, ast.PathExpr) and e.expr.name.lstrip(".") in self.enums
+        if isinstance(e, ast.Cast):
+            return self.constant(e.expr)
+        if isinstance(e, ast.Unary):
+            return self.constant(e.expr)
+        if isinstance(e, ast.Binary):
+            return self.constant(e.left) and self.constant(e.right)
+        if isinstance(e, ast.Ternary):
+            return all(self.constant(c) for c in (e.cond, e.then, e.other))
+        return False
+
+
+def same_type(a: Any, b: Any, types: dict[str, ast.Decl],
+              consts: dict[str, int] | None = None) -> bool:
+    """``a`` and ``b`` are certainly the same type (an unsure answer is False); ``consts``
+    gives the values of top-level integer constants used as widths or sizes."""
+    da, db = type_decl(a, types), type_decl(b, types)
+    if da is None or db is None:
+        return False
+    if isinstance(da, ast.Decl) or isinstance(db, ast.Decl):
+        return da is db
+    if type(da) is not type(db):
+        return False
+
+    def equal(x: Any, y: Any) -> bool:
+        v = int_value(x, consts)
+        return v is not None and v == int_value(y, consts)
+
+    if isinstance(da, ast.BitType):
+        return equal(da.width, db.width) and da.signed == db.signed
+    if isinstance(da, ast.VarbitType):
+        return equal(da.max_width, db.max_width)
+    if isinstance(da, ast.StackType):
+        return equal(da.size, db.size) and same_type(da.elem, db.elem, types, consts)
+    return isinstance(da, (ast.BoolType, ast.ErrorType))
+
+
+def int_value(e: Any, consts: dict[str, int] | None = None) -> int | None:
+    if isinstance(e, ast.IntLiteral):
+        return e.value
+    if isinstance(e, ast.PathExpr) and consts is not None:
+        return consts.get(e.name.lstrip("."))
+    return None
+
+
 def header_resets(e: ast.Expr, t: ast.Type, types: dict[str, ast.Decl], depth: int = 0
                   ) -> list[Any]:
     """``setInvalid()`` for every header inside ``e`` of type ``t``: an ``out`` parameter
@@ -740,6 +866,9 @@ class Desugar:
         self.functions: dict[str, ast.FunctionDecl] = {}
         self.blocks: dict[str, ast.Decl] = {}
         self.types = type_decls(prog)
+        self.argtypes = ArgTypes(prog)
+        # the declared types of the names in scope where the walk is
+        self.env: dict[str, ast.Type] = dict(self.argtypes.top_env)
 
     def run(self) -> ast.Program:
         self.resolve.run(self.prog)
@@ -747,9 +876,11 @@ class Desugar:
         for d in self.prog.decls:
             if isinstance(d, ast.FunctionDecl):
                 if not d.type_params:
+                    self.env = {**self.argtypes.top_env, **param_types(d.params)}
                     d.body = ast.BlockStmt(self.stmts(d.body.stmts, {}), loc=d.body.loc)
                 self.functions[d.name] = d
             elif isinstance(d, ast.ActionDecl):
+                self.env = dict(self.argtypes.top_env)
                 self.action(d, {})
             elif isinstance(d, ast.ControlDecl):
                 self.control(d)
@@ -842,11 +973,16 @@ class Desugar:
         self.move_control_initializers(d)
         local_funcs = {x.name: x for x in d.locals if isinstance(x, ast.FunctionDecl)}
         funcs = {**self.functions, **local_funcs}
+        control_env = {**self.argtypes.top_env, **param_types(d.params + d.ctor_params),
+                       **local_types(d.locals)}
         for x in d.locals:
+            self.env = control_env
             if isinstance(x, ast.ActionDecl):
                 self.action(x, funcs)
             elif isinstance(x, ast.FunctionDecl):
+                self.env = {**control_env, **param_types(x.params)}
                 x.body = ast.BlockStmt(self.stmts(x.body.stmts, funcs), loc=x.body.loc)
+        self.env = control_env
         d.apply = ast.BlockStmt(self.stmts(d.apply.stmts, funcs), loc=d.apply.loc)
 
     def callee_control(self, loc: Any) -> ast.ControlDecl | None:
@@ -1053,14 +1189,26 @@ class Desugar:
         p4c, the code after a conditional ``return`` moves into the branch that does not
         return; the lowering then predicates it (or the checker refuses it when that branch
         calls externs, as p4c-bm2-ss does)."""
-        body = self.stmts(d.body.stmts, funcs)
+        outer = self.env
+        self.env = {**outer, **param_types(d.params)}
+        try:
+            body = self.stmts(d.body.stmts, funcs)
+        finally:
+            self.env = outer
         d.body = ast.BlockStmt(remove_returns(body, None), loc=d.body.loc)
 
     def stmts(self, ss: list[Any], funcs: dict[str, ast.FunctionDecl]) -> list[Any]:
         funcs = funcs or self.functions
         out: list[Any] = []
-        for s in ss:
-            out.extend(self.stmt(s, funcs))
+        outer = self.env
+        self.env = dict(outer)
+        try:
+            for s in ss:
+                out.extend(self.stmt(s, funcs))
+                if isinstance(s, (ast.VarDecl, ast.ConstDecl)):
+                    self.env[s.name] = s.type
+        finally:
+            self.env = outer
         return out
 
     def stmt(self, s: Any, funcs: dict[str, ast.FunctionDecl]) -> list[Any]:
@@ -1157,7 +1305,9 @@ class Desugar:
             raise err(call, f"{f.name}: generic functions are unsupported on this target")
         args = bind_args(call, f.params, call.args, f.name)
         pmap, before, after = bind_params(self.names, call, f.params, args, f.name,
-                                          body=f.body, types=self.types, written=call.args)
+                                          body=f.body, types=self.types, written=call.args,
+                                          unproven=self.argtypes.unproven(f.params, args,
+                                                                          self.env))
         body = copy.deepcopy(f.body)
         mapping: dict[str, ast.Expr | str] = dict(pmap)
         for n in declared_names(body):
@@ -1167,11 +1317,14 @@ class Desugar:
         out: list[Any] = []
         if retval is not None:
             out.append(ast.VarDecl(retval, copy.deepcopy(f.ret), None, loc=call.loc))
+            self.env[retval] = f.ret  # a later argument of the same statement may be it
         return out + before + [ast.BlockStmt(stmts, loc=call.loc)] + after
 
     # ------------------------------------------------------------------ parsers
 
     def parser(self, d: ast.ParserDecl) -> None:
+        self.env = {**self.argtypes.top_env, **param_types(d.params + d.ctor_params),
+                    **local_types(d.locals)}
         for st in d.states:
             st.stmts = self.stmts(st.stmts, self.functions)
             tr = st.transition
@@ -1252,6 +1405,14 @@ class Desugar:
             else:
                 out.append(s)
         return out
+
+
+def param_types(params: list[ast.Param]) -> dict[str, ast.Type]:
+    return {p.name: p.type for p in params}
+
+
+def local_types(decls: list[Any]) -> dict[str, ast.Type]:
+    return {x.name: x.type for x in decls if isinstance(x, (ast.VarDecl, ast.ConstDecl))}
 
 
 def flatten_blocks(ss: list[Any]) -> list[Any]:

@@ -37,6 +37,7 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.desugar import (
+    ArgTypes,
     InlinedApply,
     Names,
     bind_args,
@@ -44,9 +45,6 @@ from softnic.frontend.desugar import (
     copy_out_before_exits,
     declared_names,
     substitute,
-    type_decl,
-    type_decls,
-    unsized_literal,
     walk,
 )
 from softnic.frontend.errors import CompileError
@@ -56,30 +54,14 @@ class InlineActions:
     def __init__(self, prog: ast.Program) -> None:
         self.prog = prog
         self.names = Names(prog)
-        self.types = type_decls(prog)
+        self.argtypes = ArgTypes(prog)
+        self.types = self.argtypes.types
         self.top: dict[str, ast.ActionDecl] = {}
-        # names that always denote a compile-time constant (declared as one and never as
-        # anything else) and the types whose members are constants
-        consts: set[str] = set()
-        other: set[str] = set()
-        for n in walk(prog):
-            if isinstance(n, ast.ConstDecl):
-                consts.add(n.name)
-            elif isinstance(n, (ast.VarDecl, ast.Param, ast.InstantiationDecl)):
-                other.add(n.name)
-        self.consts = consts - other
-        self.enums = {d.name for d in prog.decls
-                      if isinstance(d, (ast.EnumDecl, ast.ErrorDecl))} | {"error"}
-
         # actions whose directional parameters a table's actions list binds -> that table
         self.bound: dict[int, ast.TableDecl] = {}
         # the declared type of each name in scope where the walk is (top-level constants,
         # then the control's parameters and locals, the action's parameters, block locals)
-        self.top_env: dict[str, ast.Type] = {
-            d.name: d.type for d in prog.decls if isinstance(d, ast.ConstDecl)}
-        self.int_consts = {d.name: d.value.value for d in prog.decls
-                           if isinstance(d, ast.ConstDecl) and isinstance(d.value, ast.IntLiteral)
-                           and d.name in self.consts}
+        self.top_env = self.argtypes.top_env
         self.env: dict[str, ast.Type] = dict(self.top_env)
         # copy-outs of the inlined control applies around the statement being walked,
         # innermost last: an ``exit`` in an action inlined there performs them too
@@ -295,66 +277,12 @@ class InlineActions:
     # ------------------------------------------------------------------ types
 
     def unproven(self, params: list[ast.Param], args: list[ast.Expr | None]) -> set[str]:
-        """The parameters whose argument is not certainly of the parameter's type. The checker
-        never sees an inlined call, so these get a copy that it checks (``T p = arg;``,
-        ``arg = p;``), and a mistyped call is refused as p4c refuses it."""
-        out = set()
-        for p, a in zip(params, args, strict=True):
-            if a is None or isinstance(a, ast.DontCare) or unsized_literal(a):
-                continue
-            if not same_type(self.type_of(a), p.type, self.types, self.int_consts):
-                out.add(p.name)
-        return out
-
-    def type_of(self, e: Any) -> Any:
-        """The declared type of a location or typed literal, None when not obvious."""
-        if isinstance(e, ast.PathExpr):
-            return self.env.get(e.name, self.top_env.get(e.name.lstrip(".")))
-        if isinstance(e, ast.IntLiteral) and e.width is not None:
-            return ast.BitType(ast.IntLiteral(e.width, loc=e.loc), e.signed, loc=e.loc)
-        if isinstance(e, ast.BoolLiteral):
-            return ast.BoolType(loc=e.loc)
-        if isinstance(e, ast.Cast):
-            return e.type
-        if isinstance(e, ast.Slice):
-            base = type_decl(self.type_of(e.expr), self.types)
-            hi, lo = e.hi, e.lo
-            if isinstance(base, ast.BitType) and isinstance(hi, ast.IntLiteral) and isinstance(
-                    lo, ast.IntLiteral):
-                return ast.BitType(ast.IntLiteral(hi.value - lo.value + 1, loc=e.loc),
-                                   loc=e.loc)
-            return None
-        if isinstance(e, ast.Member):
-            if isinstance(e.expr, ast.PathExpr) and e.expr.name not in self.env:
-                n = e.expr.name.lstrip(".")
-                if n == "error":
-                    return ast.ErrorType(loc=e.loc)
-                if n in self.enums:
-                    return ast.TypeName(n, loc=e.loc)
-            d = type_decl(self.type_of(e.expr), self.types)
-            if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
-                return next((f.type for f in d.fields if f.name == e.name), None)
-            if isinstance(d, ast.StackType) and e.name in ("next", "last"):
-                return d.elem
-            return None
-        if isinstance(e, ast.Index):
-            d = type_decl(self.type_of(e.expr), self.types)
-            return d.elem if isinstance(d, ast.StackType) else None
-        return None
+        """The parameters whose argument is not certainly of the parameter's type (see
+        :class:`~softnic.frontend.desugar.ArgTypes`)."""
+        return self.argtypes.unproven(params, args, self.env)
 
     def constant(self, e: Any) -> bool:
-        """``e`` is certainly a compile-time constant (an unsure answer is False)."""
-        if isinstance(e, (ast.IntLiteral, ast.BoolLiteral, ast.StringLiteral)):
-            return True
-        if isinstance(e, ast.PathExpr):
-            return e.name.lstrip(".") in self.consts
-        if isinstance(e, ast.Member):
-            return isinstance(e.expr, ast.PathExpr) and e.expr.name.lstrip(".") in self.enums
-        if isinstance(e, ast.Cast):
-            return self.constant(e.expr)
-        if isinstance(e, (ast.Unary, ast.Binary, ast.Ternary)):
-            return all(self.constant(c) for c in walk_exprs(e))
-        return False
+        return self.argtypes.constant(e)
 
     def unshadow(self, caller: ast.ActionDecl, callee: ast.ActionDecl) -> None:
         """Rename the caller's parameters that would capture a name the callee's body uses
@@ -387,39 +315,6 @@ class InlineActions:
                         a.name = str(renames[a.name])
 
 
-def same_type(a: Any, b: Any, types: dict[str, ast.Decl],
-              consts: dict[str, int] | None = None) -> bool:
-    """``a`` and ``b`` are certainly the same type (an unsure answer is False); ``consts``
-    gives the values of top-level integer constants used as widths or sizes."""
-    da, db = type_decl(a, types), type_decl(b, types)
-    if da is None or db is None:
-        return False
-    if isinstance(da, ast.Decl) or isinstance(db, ast.Decl):
-        return da is db
-    if type(da) is not type(db):
-        return False
-
-    def equal(x: Any, y: Any) -> bool:
-        v = int_value(x, consts)
-        return v is not None and v == int_value(y, consts)
-
-    if isinstance(da, ast.BitType):
-        return equal(da.width, db.width) and da.signed == db.signed
-    if isinstance(da, ast.VarbitType):
-        return equal(da.max_width, db.max_width)
-    if isinstance(da, ast.StackType):
-        return equal(da.size, db.size) and same_type(da.elem, db.elem, types, consts)
-    return isinstance(da, (ast.BoolType, ast.ErrorType))
-
-
-def int_value(e: Any, consts: dict[str, int] | None = None) -> int | None:
-    if isinstance(e, ast.IntLiteral):
-        return e.value
-    if isinstance(e, ast.PathExpr) and consts is not None:
-        return consts.get(e.name.lstrip("."))
-    return None
-
-
 def table_calls(t: ast.TableDecl) -> list[ast.Call]:
     """The action calls in a table's ``default_action`` and ``entries``."""
     out: list[ast.Call] = []
@@ -429,17 +324,6 @@ def table_calls(t: ast.TableDecl) -> list[ast.Call]:
         elif p.name == "entries":
             out.extend(e.action for e in p.entries)
     return out
-
-
-def walk_exprs(e: Any) -> list[Any]:
-    """The direct operands of an expression."""
-    if isinstance(e, ast.Unary):
-        return [e.expr]
-    if isinstance(e, ast.Binary):
-        return [e.left, e.right]
-    if isinstance(e, ast.Ternary):
-        return [e.cond, e.then, e.other]
-    return []
 
 
 def inline_actions(prog: ast.Program) -> ast.Program:

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from softnic.frontend.errors import CompileError
 from softnic.tests.frontend.engine_run import compile_src, program, run_once, run_src
 
 
@@ -324,3 +327,16 @@ def test_copy_out_follows_the_written_order_of_named_arguments(tmp_path: Path) -
     src = ingress("action two(inout bit<8> x, inout bit<8> y) { x = 1; y = 2; }",
                   "two(y = h.d.b, x = h.d.b);")
     assert run_src(tmp_path, src, bytes([0, 0, 0, 0])) == bytes([0, 1, 0, 0])
+
+
+def test_mistyped_argument_of_an_inlined_function_is_refused(tmp_path: Path) -> None:
+    # a bit<8> location cannot be passed for an inout bit<16> parameter (no implicit casts
+    # between widths); the call disappears when the function is inlined, so its copy is what
+    # the checker sees
+    src = program("""
+void inc(inout bit<16> x) { x = x + 1; }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; inc(h.d.b); }
+}""")
+    with pytest.raises(CompileError, match="Cannot unify bit<8> to bit<16>"):
+        compile_src(tmp_path, src)
