@@ -303,6 +303,52 @@ def check_parsers(j: dict) -> None:
                         f"{nbytes} bytes but actual width is {got} bytes")
 
 
+def _action_data(action: dict | None, data: Any) -> None:
+    """BMv2's parse_action_data: one value per action parameter."""
+    if action is None or not isinstance(data, list):
+        return
+    want = len(action.get("runtime_data") or [])
+    if len(data) != want:
+        raise PipelineLoadError(f"Invalid number of arguments for action '{action.get('name')}':"
+                                f" expected {want} but got {len(data)}")
+
+
+def check_table_entries(t: dict, actions: dict) -> None:
+    """A table's size, default entry and const entries, as BMv2's init_pipelines reads them."""
+    name = t.get("name")
+    if "max_size" not in t and "entries" not in t:
+        raise PipelineLoadError(f"Table '{name}' has neither 'max_size' nor 'entries' attribute")
+    de = t.get("default_entry")
+    if isinstance(de, dict):
+        if t.get("type", "simple") != "simple" and de.get("action_const"):
+            raise PipelineLoadError(f"Table '{name}' does not have type 'simple' and therefore "
+                                    "setting 'action_const' to true is meaningless")
+        _action_data(actions.get(de.get("action_id")), de.get("action_data"))
+    entries = t.get("entries")
+    if not isinstance(entries, list):
+        return
+    if t.get("type", "simple") != "simple":
+        raise PipelineLoadError(f"Table '{name}' does not have type 'simple' and therefore "
+                                "cannot specify a 'entries' attribute")
+    keys = [k for k in t.get("key") or [] if isinstance(k, dict)]
+    for e in entries:
+        if not isinstance(e, dict):
+            continue
+        mk = e.get("match_key")
+        if isinstance(mk, list):
+            if len(mk) != len(keys):
+                raise PipelineLoadError(f"Invalid number of fields in match key, expected "
+                                        f"{len(keys)} but got {len(mk)}")
+            for i, (m, k) in enumerate(zip(mk, keys, strict=True)):
+                got = m.get("match_type") if isinstance(m, dict) else None
+                if got != k.get("match_type"):
+                    raise PipelineLoadError(f"Invalid match type for field #{i} in match key, "
+                                            f"expected {k.get('match_type')} but got {got}")
+        ae = e.get("action_entry")
+        if isinstance(ae, dict):
+            _action_data(actions.get(ae.get("action_id")), ae.get("action_data"))
+
+
 def _unique_ids(objs: Any, kind: str) -> None:
     """BMv2's DupIdChecker: no two objects of one kind share an ``id`` (an object without one
     is left to the schema check)."""
@@ -369,6 +415,10 @@ def check_dialect(j: dict) -> None:
             if a is not None and a.get("runtime_data"):
                 raise PipelineLoadError(f"Cannot call action '{a.get('name')}' directly from "
                                         "control as it expects parameters")
+        # BMv2 reads default entries and const entries after the conditionals and action calls
+        for t in pl.get("tables") or []:
+            if isinstance(t, dict):
+                check_table_entries(t, actions)
     for ck in j.get("checksums") or []:
         if isinstance(ck, dict) and ck.get("if_cond") is not None:
             check_expression(ck["if_cond"])

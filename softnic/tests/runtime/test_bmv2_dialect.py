@@ -464,3 +464,19 @@ def test_compiled_header_lookahead(tmp_path: Path) -> None:
     j = compile_src(tmp_path, HEADER_LOOKAHEAD)
     assert _in_expressions(j, "lookahead") == []
     assert out1(load(j), bytes([0xA5, 0x01, 0x77])) == bytes([0xA5, 0x01, 0xA5, 0x0A, 0x77])
+
+
+@pytest.mark.parametrize(("mutate", "msg"), [
+    (lambda e: e["action_entry"]["action_data"].append("0x01"),
+     r"^Invalid number of arguments for action 'I.outer': expected 0 but got 1$"),
+    (lambda e: e["match_key"].append(dict(e["match_key"][0])),
+     r"^Invalid number of fields in match key, expected 1 but got 2$"),
+    (lambda e: e["match_key"][0].update(match_type="ternary", mask="0xff"),
+     r"^Invalid match type for field #0 in match key, expected exact but got ternary$"),
+])
+def test_const_entries_checked_as_bmv2_does(tmp_path: Path, mutate: Any, msg: str) -> None:
+    j = compile_src(tmp_path, EXIT)
+    [t] = [t for p in j["pipelines"] for t in p["tables"] if t["name"] == "I.t"]
+    mutate(t["entries"][0])
+    with pytest.raises(PipelineLoadError, match=msg):
+        load(j)
