@@ -956,6 +956,11 @@ class Desugar:
                 bound[lname] = [substitute(x, fixed[lname]) for x in copied]
             if sites[lname] and not uses_params:
                 bound[lname] = copied
+        # the names an apply argument can use (block locals flattened: a name declared in
+        # two sibling blocks may get the wrong type here, which can only cost a copy)
+        self.env = {**self.argtypes.top_env, **param_types(d.params + d.ctor_params),
+                    **local_types(d.locals), **local_types(
+                        [n for n in walk(d.apply) if isinstance(n, ast.VarDecl)])}
         d.apply = self.replace_applies(d.apply, instances, bound, lifted,
                                        set(declared_names(d.apply)), fixed)
         for n in walk(d.apply):
@@ -1152,7 +1157,9 @@ class Desugar:
                 pmap, before, after = bind_params(self.names, s, callee.params, args,
                                                   f"{n}.apply",
                                                   block_locals if n not in bound else (),
-                                                  types=self.types, written=s.call.args)
+                                                  types=self.types, written=s.call.args,
+                                                  unproven=self.argtypes.unproven(
+                                                      callee.params, args, self.env))
             if n not in bound:
                 bound[n] = [substitute(x, pmap) for x in copied]
                 stmts = []

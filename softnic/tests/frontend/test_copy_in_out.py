@@ -340,3 +340,14 @@ control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
 }""")
     with pytest.raises(CompileError, match="Cannot unify bit<8> to bit<16>"):
         compile_src(tmp_path, src)
+
+
+def test_mistyped_argument_of_a_sub_control_is_refused(tmp_path: Path) -> None:
+    src = program("""
+control Sub(inout bit<16> x) { apply { x = x + 1; } }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() sub;
+    apply { sm.egress_spec = 1; sub.apply(h.d.b); }
+}""")
+    with pytest.raises(CompileError, match="Cannot unify bit<8> to bit<16>"):
+        compile_src(tmp_path, src)
