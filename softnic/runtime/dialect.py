@@ -370,8 +370,35 @@ _ID_KINDS = {"header_types": "header type", "headers": "header", "header_stacks"
              "extern_instances": "extern"}
 
 
+# The newest JSON format version BMv2 reads (JSON_format.md: 2.23, what p4c 1.2.4 writes).
+JSON_VERSION = (2, 23)
+
+
+def check_version(j: dict) -> None:
+    """BMv2's check_json_version: an untagged JSON is accepted; a tagged one needs major 2 and
+    a minor version it knows."""
+    meta = j.get("__meta__")
+    if not isinstance(meta, dict) or "version" not in meta:
+        return
+    v = meta["version"]
+    if not isinstance(v, list) or len(v) != 2:
+        size = len(v) if isinstance(v, list) else 0
+        raise PipelineLoadError(f"Expected 'version' to be a JSON array of size 2 but array has "
+                                f"size {size}")
+    major, minor = v
+    if major != JSON_VERSION[0]:
+        raise PipelineLoadError(f"We require a bmv2 JSON major version number of "
+                                f"{JSON_VERSION[0]} but this JSON input is tagged with a major "
+                                f"version number of {major}")
+    if isinstance(minor, int) and minor > JSON_VERSION[1]:
+        raise PipelineLoadError(f"The most recent bmv2 JSON version number supported is "
+                                f"{JSON_VERSION[0]}.{JSON_VERSION[1]} but this JSON input is "
+                                f"tagged with version number {major}.{minor}")
+
+
 def check_dialect(j: dict) -> None:
     """Raise :class:`PipelineLoadError` for the first form BMv2 1.15's loader would refuse."""
+    check_version(j)
     for section, kind in _ID_KINDS.items():
         _unique_ids(j.get(section), kind)
     for p in j.get("parsers") or []:

@@ -205,6 +205,12 @@ def _softnic_only_primitive(j: dict) -> None:
     j["actions"][0]["primitives"].append({"op": "_nop", "parameters": []})
 
 
+def _version(v: list[int]) -> Any:
+    def mutate(j: dict) -> None:
+        j["__meta__"]["version"] = v
+    return mutate
+
+
 REFUSED = {
     "access_field lvalue wrapped once": (fx.stack_index, _single_wrapped_lvalue,
                                          r"^Invalid 'type' in expression: ''$"),
@@ -230,6 +236,12 @@ REFUSED = {
                                r"is 1 bytes but actual width is 2 bytes$"),
     "primitive simple_switch does not have": (fx.vl_stack, _softnic_only_primitive,
                                                r"^Unknown primitive action: _nop$"),
+    "JSON major version": (fx.vl_stack, _version([3, 0]),
+                           r"^We require a bmv2 JSON major version number of 2 but this JSON "
+                           r"input is tagged with a major version number of 3$"),
+    "JSON minor version": (fx.vl_stack, _version([2, 99]),
+                           r"^The most recent bmv2 JSON version number supported is 2.23 but "
+                           r"this JSON input is tagged with version number 2.99$"),
     "duplicate action id": (fx.vl_stack, _duplicate_action_id,
                             r"^Several objects of type 'action' have the same id 0$"),
     "direct call of an action with parameters": (
