@@ -32,6 +32,10 @@ class ParsersMixin(CheckerState):
                 raise err(st, f"{st.name}: state name is reserved")
             scope.declare(Sym("state", st.name, None, st))
         for nm in ("accept", "reject"):
+            prev = scope.syms.get(nm)
+            if prev is not None:
+                raise err(prev.decl if isinstance(prev.decl, ast.Node) else d,
+                          f"{nm}: Duplicates declaration {nm} (the parser state {nm})")
             scope.declare(Sym("state", nm, None, None))
         for st in d.states:
             sscope = scope.child()

@@ -61,3 +61,14 @@ def test_table_property_of_the_wrong_type(tmp_path: Path, prop: str) -> None:
     apply { sm.egress_spec = 1; t.apply(); }"""
     msg = refused(tmp_path, body)
     assert "must be a positive integer constant" in msg or "must be a boolean constant" in msg
+
+
+@pytest.mark.parametrize("name", ["accept", "reject"])
+def test_parser_parameter_named_like_a_built_in_state(tmp_path: Path, name: str) -> None:
+    src = program("apply { sm.egress_spec = 1; }").replace(
+        "parser P(packet_in pkt,", f"parser P(packet_in {name},").replace(
+        "pkt.extract(hdr.h);", f"{name}.extract(hdr.h);")
+    with pytest.raises(CompileError) as ei:
+        compile_text(tmp_path, src)
+    assert ei.value.loc is not None
+    assert f"{name}: Duplicates declaration {name}" in str(ei.value)
