@@ -20,9 +20,17 @@ copied back after it. Both follow the P4_16 spec's calling convention, built by
 A direct call in ``apply`` whose parameters are all directionless and whose arguments are all
 compile-time constants stays a call: the lowering gives it a hidden ``tbl_<action>`` whose
 const default action is the action with that action data, as p4c-bm2-ss does. Any other
-direct call (run-time action data, ``in``/``out``/``inout`` parameters) is replaced by the
-bound body, which the lowering then places in a synthesized action like the statements around
-it. The action declaration itself stays, for the tables that list it.
+direct call (run-time action data, ``in``/``out``/``inout`` parameters, or an ``exit`` inside
+an inlined control whose copy-outs must run first) is replaced by the bound body, which the
+lowering then places in a synthesized action like the statements around it. The action
+declaration itself stays, for the tables that list it.
+
+A table's actions list that binds directional parameters (``actions = { a(hdr.x); }``) is
+RemoveActionParameters proper: the action loses those parameters, keeping its action data,
+and its body copies the bound arguments in and out (a top-level action is first copied into
+the control under its control-plane name, p4c's LocalizeActions). An argument whose type is not
+certainly the parameter's always goes through a copy, whose declaration the checker checks:
+the inlined call itself is gone by then.
 
 Runs after :mod:`softnic.frontend.desugar`: functions, sub-controls and ``return`` in actions
 are gone by then, and name resolution has made every reference mean the same thing wherever
