@@ -80,7 +80,8 @@ class HeaderInfo:
         for i, (n, _, _) in enumerate(self.fields):
             if n == fname:
                 return i
-        raise PipelineLoadError(f"header '{self.name}' has no field '{fname}'")
+        raise PipelineLoadError(f"No field '{fname}' can be found in header type "
+                                f"'{self.type_name}'")
 
 
 @dataclass
@@ -116,12 +117,14 @@ class Layout:
 
     def header(self, name: Any) -> HeaderInfo:
         if not isinstance(name, str) or name not in self.headers:
-            raise PipelineLoadError(f"unknown header instance {name!r}")
+            raise PipelineLoadError(f"Invalid reference to object of type 'header' with "
+                                    f"name '{name}'")
         return self.headers[name]
 
     def stack(self, name: Any) -> StackInfo:
         if not isinstance(name, str) or name not in self.stacks:
-            raise PipelineLoadError(f"unknown header stack {name!r}")
+            raise PipelineLoadError(f"Invalid reference to object of type 'header stack' "
+                                    f"with name '{name}'")
         return self.stacks[name]
 
     def field_slot(self, ref: Any) -> int:

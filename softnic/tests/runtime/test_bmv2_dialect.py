@@ -211,6 +211,14 @@ def _version(v: list[int]) -> Any:
     return mutate
 
 
+def _unknown_header(j: dict) -> None:
+    _assign_of(j, ["h", "err"])["parameters"][0] = {"type": "field", "value": ["nope", "err"]}
+
+
+def _unknown_field(j: dict) -> None:
+    _assign_of(j, ["h", "err"])["parameters"][0] = {"type": "field", "value": ["h", "nope"]}
+
+
 REFUSED = {
     "access_field lvalue wrapped once": (fx.stack_index, _single_wrapped_lvalue,
                                          r"^Invalid 'type' in expression: ''$"),
@@ -242,6 +250,10 @@ REFUSED = {
     "JSON minor version": (fx.vl_stack, _version([2, 99]),
                            r"^The most recent bmv2 JSON version number supported is 2.23 but "
                            r"this JSON input is tagged with version number 2.99$"),
+    "unknown header": (fx.vl_stack, _unknown_header,
+                       r"^Invalid reference to object of type 'header' with name 'nope'$"),
+    "unknown field": (fx.vl_stack, _unknown_field,
+                      r"^No field 'nope' can be found in header type 'h_t'$"),
     "duplicate action id": (fx.vl_stack, _duplicate_action_id,
                             r"^Several objects of type 'action' have the same id 0$"),
     "direct call of an action with parameters": (
