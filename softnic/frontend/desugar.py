@@ -1062,7 +1062,7 @@ class Desugar:
         for x in copied:
             mapping[x.name] = self.names.fresh(f"{inst.name}_{x.name}")
             if isinstance(x, (ast.ActionDecl, ast.TableDecl, ast.InstantiationDecl)):
-                x.annotations = prefixed_name(x, inst.name)
+                x.annotations = prefixed_name(x, instance_prefix(inst))
         for n in declared_names(callee.apply) + [
                 n for x in callee.locals if isinstance(x, ast.ActionDecl)
                 for n in declared_names(x.body)]:
@@ -1332,6 +1332,7 @@ class Desugar:
     def parser(self, d: ast.ParserDecl) -> None:
         self.env = {**self.argtypes.top_env, **param_types(d.params + d.ctor_params),
                     **local_types(d.locals)}
+        self.no_action_calls(d)
         for st in d.states:
             st.stmts = self.stmts(st.stmts, self.functions)
             tr = st.transition
@@ -1349,6 +1350,14 @@ class Desugar:
         for st in d.states:
             states.extend(self.split_state(d, st))
         d.states = states
+
+    def no_action_calls(self, d: ast.ParserDecl) -> None:
+        """Actions run only in controls (p4c's type checker refuses the call)."""
+        actions = {x.name for x in self.prog.decls if isinstance(x, ast.ActionDecl)}
+        for n in walk(ast.BlockStmt([s for st in d.states for s in st.stmts])):
+            if isinstance(n, ast.Call) and isinstance(n.target, ast.PathExpr) and (
+                    self.resolve.global_name(n.target.name) in actions):
+                raise err(n, f"{show_expr(n)}: Action calls are not allowed within parsers")
 
     def split_state(self, d: ast.ParserDecl, st: ast.ParserState) -> list[ast.ParserState]:
         if not any(isinstance(n, ast.IfStmt) for s in st.stmts for n in walk(s)):
@@ -1437,6 +1446,16 @@ def is_pure(f: ast.FunctionDecl) -> bool:
     if any(p.direction in ("out", "inout") for p in f.params):
         return False
     return not any(isinstance(n, ast.Call) for n in walk(f.body))
+
+
+def instance_prefix(inst: ast.InstantiationDecl) -> str:
+    """The control-plane prefix of an inlined instance's locals: the instance's external name
+    (its ``@name`` if it has one, as p4c's inliner uses ``externalName()``), so
+    ``@name("fwd") Sub() s;`` names its table ``C.fwd.t``, and ``@name(".top")`` ``top.t``."""
+    for a in inst.annotations:
+        if a.name == "name" and a.exprs and isinstance(a.exprs[0], ast.StringLiteral):
+            return a.exprs[0].value
+    return inst.name
 
 
 def prefixed_name(x: Any, prefix: str) -> list[ast.Annotation]:

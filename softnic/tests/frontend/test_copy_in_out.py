@@ -351,3 +351,19 @@ control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
 }""")
     with pytest.raises(CompileError, match="Cannot unify bit<8> to bit<16>"):
         compile_src(tmp_path, src)
+
+
+def test_action_call_in_a_parser_is_refused(tmp_path: Path) -> None:
+    # actions run only in controls; p4c's type checker says so in these words
+    src = program("""
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; }
+}""", parser="""
+action pa(inout bit<8> x) { x = 1; }
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(h.d); pa(h.d.b); transition accept; }
+}
+""")
+    with pytest.raises(CompileError, match=r"pa\(h.d.b\): Action calls are not allowed within "
+                       "parsers"):
+        compile_src(tmp_path, src)
