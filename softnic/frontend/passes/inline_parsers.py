@@ -34,6 +34,7 @@ from softnic.frontend.desugar import (
     bind_args,
     declared_names,
     flatten_blocks,
+    instance_prefix,
     prefixed_name,
     substitute,
     walk,
@@ -102,7 +103,7 @@ class InlineParsers:
         for x in copied:
             mapping[x.name] = self.names.fresh(f"{inst.name}_{x.name}")
             if isinstance(x, ast.InstantiationDecl):
-                x.annotations = prefixed_name(x, inst.name)
+                x.annotations = prefixed_name(x, instance_prefix(inst))
         return mapping, [substitute(x, mapping) for x in copied]
 
     @staticmethod

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from softnic.frontend.errors import CompileError
+from softnic.runtime.api import ActionCall, MatchKey, TableEntry
 from softnic.runtime.switch import Switch
 from softnic.tests.frontend.p4progs import compile_text
 
@@ -531,3 +532,36 @@ control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
 """
     # 5 + 40 + 40 + 1
     assert run(tmp_path, build(ingress=ing, extra=SUB_CONTROLS), [0, 5]) == [0, 86]
+
+
+SUB_TABLE = """
+control Sub(inout bit<8> x) {
+    action set(bit<8> v) { x = v; }
+    table t { key = { x : exact; } actions = { set; NoAction; } default_action = NoAction(); }
+    apply { t.apply(); }
+}
+"""
+
+
+@pytest.mark.parametrize(("anno", "table", "action"), [
+    ("", "I.s.t", "I.s.set"),
+    ('@name("fwd")', "I.fwd.t", "I.fwd.set"),
+    ('@name(".top.fwd")', "top.fwd.t", "top.fwd.set"),
+])
+def test_sub_control_locals_are_named_after_the_instance_external_name(
+        tmp_path: Path, anno: str, table: str, action: str) -> None:
+    """p4c's inliner prefixes the callee's locals with the instance's external name (its
+    @name when it has one; an absolute one makes them absolute)."""
+    ing = f"""
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {{
+    {anno} Sub() s;
+    apply {{ sm.egress_spec = 1; s.apply(hdr.h.b); }}
+}}
+"""
+    j, res = compile_text(tmp_path, build(ingress=ing, extra=SUB_TABLE))
+    assert [t.name for t in res.tables] == [table]
+    sw = Switch()
+    sw.load_json(j)
+    sw.table_add(table, TableEntry([MatchKey(2)], ActionCall(action, [99])))
+    assert sw.process_packet(0, bytes([1, 2])) == [(1, bytes([1, 99]))]
+    assert sw.process_packet(0, bytes([1, 3])) == [(1, bytes([1, 3]))]
