@@ -48,6 +48,7 @@ from softnic.frontend.types import (
     StructT,
     TupleT,
     UnionT,
+    VarbitT,
     bit_width,
 )
 
@@ -322,6 +323,11 @@ class ExprLowerer:
         if not self.in_parser:
             raise err(call, "lookahead is only supported in parsers")
         t = self.type(call)
+        parts = [ft for _, ft in t.fields] if isinstance(t, (HeaderT, StructT)) else [t]
+        if any(isinstance(ft, VarbitT) for ft in parts):
+            # a lookahead reads a fixed number of bits: BMv2 has no lookahead of a varbit
+            raise err(call, f"{show_expr(call)}: lookahead of a type with a varbit field is "
+                      "unsupported on this target")
         if member is None:
             return {"type": "lookahead", "value": [0, bit_width(t)]}
         assert isinstance(t, HeaderT)

@@ -270,6 +270,7 @@ class StmtLowerer:
         each field is read from its window of the lookahead (a ``set`` from ``lookahead`` per
         field, the one form BMv2 takes)."""
         t = self.x.type(call)
+        self.x.lookahead_json(call)  # the checks: in a parser, no varbit field
         hj = self.x.loc_json(dst, node)
         self.prim("add_header", [hj], node)
         off = 0

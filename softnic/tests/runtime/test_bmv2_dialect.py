@@ -22,6 +22,7 @@ import pytest
 from p4.v1 import p4runtime_pb2
 
 from softnic.frontend.compile import compile_file
+from softnic.frontend.errors import CompileError
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
 from softnic.runtime.p4rt import pipeline as p4rt_pipeline
@@ -504,3 +505,16 @@ def test_const_entries_checked_as_bmv2_does(tmp_path: Path, mutate: Any, msg: st
     mutate(t["entries"][0])
     with pytest.raises(PipelineLoadError, match=msg):
         load(j)
+
+
+@pytest.mark.parametrize("parse", [
+    "hdr.v = pkt.lookahead<v_t>(); transition accept;",
+    "hdr.h.b = pkt.lookahead<v_t>().n; transition accept;",
+])
+def test_lookahead_of_a_varbit_type_is_refused(tmp_path: Path, parse: str) -> None:
+    """A lookahead reads a fixed number of bits; the varbit field's max width is not it."""
+    src = program(types="header h_t { bit<8> a; bit<8> b; }\n"
+                        "header v_t { bit<8> n; varbit<16> d; }",
+                  headers={"h": "h_t", "v": "v_t"}, parse=parse)
+    with pytest.raises(CompileError, match="lookahead of a type with a varbit field"):
+        compile_src(tmp_path, src)
