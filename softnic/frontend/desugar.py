@@ -1176,8 +1176,9 @@ class Desugar:
             body = substitute(copy.deepcopy(callee.apply), {**mapping, **pmap})
             if after:
                 body.stmts = copy_out_before_exits(body.stmts, after)
-            return InlinedApply(before + [body] + after, loc=s.loc, instance=n,
-                                copy_outs=copy.deepcopy(after))
+            # a ``return`` in the callee ends the InlinedApply and lands on the copy-outs
+            inlined = InlinedApply([body], loc=s.loc, instance=n, copy_outs=copy.deepcopy(after))
+            return ast.BlockStmt(before + [inlined] + after, loc=s.loc)
 
         return transform(node, fn)
 

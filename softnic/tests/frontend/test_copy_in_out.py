@@ -367,3 +367,10 @@ parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metad
     with pytest.raises(CompileError, match=r"pa\(h.d.b\): Action calls are not allowed within "
                        "parsers"):
         compile_src(tmp_path, src)
+
+
+def test_return_in_a_sub_control_still_copies_out(tmp_path: Path) -> None:
+    # return ends the sub-control's apply, and its results are copied back (b = 7, then
+    # b = 8); the caller goes on (c = 1); y = 9 after the return never runs
+    src = sub_control_exit("apply { x = 7; y = 8; if (x == 7) { return; } y = 9; }")
+    assert run_src(tmp_path, src, bytes([0, 3, 0, 0])) == bytes([0, 8, 1, 0])
