@@ -18,6 +18,7 @@ from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
+from softnic.frontend.passes.specialize_functions import specialize_functions
 
 Pass = Callable[[ast.Program], object]
 
@@ -26,6 +27,7 @@ PASSES: list[tuple[str, Pass]] = [
     # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, MoveInitializers,
     # RemoveParserControlFlow: one module today (softnic.frontend.desugar).
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
+    ("SpecializeGenericFunctions", specialize_functions),  # one copy per type arguments
     ("SideEffectOrdering", side_effect_ordering),  # evaluation order made explicit
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
