@@ -19,6 +19,8 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.desugar import Names, map_children, walk
+from softnic.frontend.errors import CompileError
+from softnic.frontend.pretty import show_expr
 
 
 class EliminateTuples:
@@ -41,6 +43,7 @@ class EliminateTuples:
         self.prog.decls = out
         self.types: dict[str, Any] = {d.name: d for d in out if isinstance(
             d, (ast.StructDecl, ast.HeaderDecl, ast.HeaderUnionDecl, ast.TypedefDecl))}
+        self.consts = {d.name: d for d in out if isinstance(d, ast.ConstDecl)}
         for d in out:
             self.indices(d, {})
         return self.prog
@@ -89,6 +92,16 @@ class EliminateTuples:
                 return d if d is not None else t
         return t
 
+    def index_value(self, e: Any, env: dict[str, Any]) -> int | None:
+        """A constant tuple index: a literal or a top-level integer constant."""
+        if isinstance(e, ast.IntLiteral):
+            return e.value
+        if isinstance(e, ast.PathExpr) and e.name not in env:
+            d = self.consts.get(e.name.lstrip("."))
+            if d is not None and isinstance(d.value, ast.IntLiteral):
+                return d.value.value
+        return None
+
     def type_of(self, e: Any, env: dict[str, Any]) -> Any:
         """The declared type (a declaration or ast type) of a location expression, or None."""
         if isinstance(e, ast.PathExpr):
@@ -122,9 +135,15 @@ class EliminateTuples:
             node.expr = self.indices(node.expr, env)
             node.index = self.indices(node.index, env)
             base = self.type_of(node.expr, env)
-            if isinstance(base, ast.StructDecl) and base.name in self.tuple_names and isinstance(
-                    node.index, ast.IntLiteral):
-                return ast.Member(node.expr, f"f{node.index.value}", loc=node.loc)
+            if isinstance(base, ast.StructDecl) and base.name in self.tuple_names:
+                i = self.index_value(node.index, env)
+                if i is None:
+                    raise CompileError(node.index.loc, f"{show_expr(node)}: a tuple index must "
+                                       "be a compile-time constant")
+                if not 0 <= i < len(base.fields):
+                    raise CompileError(node.index.loc, f"{show_expr(node)}: index {i} out of "
+                                       f"range for a tuple of {len(base.fields)} elements")
+                return ast.Member(node.expr, f"f{i}", loc=node.loc)
             return node
         if isinstance(node, ast.Annotation):
             return node

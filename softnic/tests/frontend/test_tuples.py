@@ -85,3 +85,31 @@ def test_tuple_table_key_is_refused_with_p4c_message(tmp_path: Path) -> None:
         compile_text(tmp_path, program(body))
     assert ei.value.loc is not None
     assert "Key {hdr.h.a, hdr.h.b} field type must be a scalar type" in str(ei.value)
+
+
+def test_tuple_index_by_a_named_constant(tmp_path: Path) -> None:
+    pre = "const bit<32> SECOND = 1;"
+    body = """
+    apply {
+        sm.egress_spec = 1;
+        tuple<bit<8>, bit<8>> t = {hdr.h.a, 8w7};
+        hdr.h.b = t[SECOND];
+    }"""
+    assert out_b(tmp_path, body, 1, pre) == 7
+
+
+@pytest.mark.parametrize(("index", "msg"), [
+    ("2", "t[2]: index 2 out of range for a tuple of 2 elements"),
+    ("hdr.h.a", "t[hdr.h.a]: a tuple index must be a compile-time constant"),
+])
+def test_bad_tuple_index(tmp_path: Path, index: str, msg: str) -> None:
+    body = f"""
+    apply {{
+        sm.egress_spec = 1;
+        tuple<bit<8>, bit<8>> t = {{1, 2}};
+        hdr.h.b = t[{index}];
+    }}"""
+    with pytest.raises(CompileError) as ei:
+        compile_text(tmp_path, program(body))
+    assert ei.value.loc is not None
+    assert msg in str(ei.value)
