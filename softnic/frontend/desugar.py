@@ -705,6 +705,8 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
 
     for i in written_order(params, written):
         p, a = params[i], args[i]
+        if isinstance(a, ast.DontCare) and p.direction != "out":
+            raise err(a, "_: don't care argument only allowed for out parameters")
         if a is None or isinstance(a, ast.DontCare):
             temp(p, None, call_node.loc)
             continue
@@ -714,8 +716,8 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
             results_overlap(i)) and p.name not in unproven
         if p.direction in ("out", "inout"):
             if ch is None:
-                raise err(a, f"{what}: argument for {p.direction} parameter {p.name} must be "
-                          "a left-value")
+                raise err(a, f"{show_expr(a)}: Read-only value used for out/inout parameter "
+                          f"{p.name}")
             touched = any(overlap(ch, c) for c in reads + writes)
             if p.direction == "out" and not is_scalar_type(p.type, types):
                 in_place = False
@@ -1120,11 +1122,13 @@ class Desugar:
             ref = ast.PathExpr(v, loc=s.loc)
             if p.direction == "out":
                 before.extend(header_resets(ref, p.type, self.types))
+            if isinstance(a, ast.DontCare) and p.direction != "out":
+                raise err(a, "_: don't care argument only allowed for out parameters")
             if a is None or isinstance(a, ast.DontCare):
                 continue
             if lvalue_chain(a) is None and p.direction != "in":
-                raise err(a, f"{callee.name}.apply: argument for {p.direction} parameter "
-                          f"{p.name} must be a left-value")
+                raise err(a, f"{show_expr(a)}: Read-only value used for out/inout parameter "
+                          f"{p.name}")
             a = hoist_indices(self.names, copy.deepcopy(a), before)
             if p.direction in ("in", "inout"):
                 before.extend(copies(ref, a, p.type, self.types) or [

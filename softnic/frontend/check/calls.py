@@ -230,8 +230,10 @@ class CallsMixin(CheckerState):
                 continue
             ptype = subst(p.type, bindings)
             at = self.type_of(a, scope, None if isinstance(ptype, TypeVarT) else ptype)
+            if isinstance(a, ast.DontCare) and p.direction != "out":
+                raise err(a, "_: don't care argument only allowed for out parameters")
             if p.direction in ("out", "inout"):
-                if isinstance(a, ast.DontCare) and p.direction == "out":
+                if isinstance(a, ast.DontCare):
                     continue
                 self.check_lvalue(a, scope)
                 if not has_typevar(ptype) and at != ptype:

@@ -374,3 +374,18 @@ def test_return_in_a_sub_control_still_copies_out(tmp_path: Path) -> None:
     # b = 8); the caller goes on (c = 1); y = 9 after the return never runs
     src = sub_control_exit("apply { x = 7; y = 8; if (x == 7) { return; } y = 9; }")
     assert run_src(tmp_path, src, bytes([0, 3, 0, 0])) == bytes([0, 8, 1, 0])
+
+
+def test_dont_care_for_an_in_parameter_is_refused(tmp_path: Path) -> None:
+    # only an out parameter can take _ (nothing is copied in); p4c's wording
+    src = ingress("action f(in bit<8> x) { h.d.b = x; }", "f(_);")
+    with pytest.raises(CompileError, match="_: don't care argument only allowed for out "
+                       "parameters"):
+        compile_src(tmp_path, src)
+
+
+def test_read_only_value_for_an_inout_parameter_is_refused(tmp_path: Path) -> None:
+    src = ingress("action f(inout bit<8> x) { x = 1; }", "f(h.d.a + 1);")
+    with pytest.raises(CompileError, match=r"h.d.a \+ 1: Read-only value used for out/inout "
+                       "parameter x"):
+        compile_src(tmp_path, src)
