@@ -249,6 +249,9 @@ class StmtLowerer:
                       node)
             return
         if isinstance(dst, StructLoc):
+            if self.mode == "parser" and isinstance(rhs, ast.Call) and self.x.is_lookahead(rhs):
+                self.lookahead_into(dst, rhs, node)
+                return
             if isinstance(rhs, ast.ListExpr):
                 for (fn, _), el in zip(dst.type.fields, rhs.elems, strict=False):
                     self.assign_loc(dst.fields[fn], el, node, None)
@@ -266,13 +269,13 @@ class StmtLowerer:
         raise err(node, f"{show_expr(rhs)}: unsupported assignment on this target")
 
     def lookahead_into(self, dst: Loc, call: ast.Call, node: ast.Node) -> None:
-        """``h = pkt.lookahead<H>()``: as p4c's ExpandLookahead, the header becomes valid and
-        each field is read from its window of the lookahead (a ``set`` from ``lookahead`` per
-        field, the one form BMv2 takes)."""
+        """``h = pkt.lookahead<H>()`` (a header or a struct of bit fields): as p4c's
+        ExpandLookahead, a header becomes valid, and each field is read from its window of the
+        lookahead (a ``set`` from ``lookahead`` per field, the one form BMv2 takes)."""
         t = self.x.type(call)
         self.x.lookahead_json(call)  # the checks: in a parser, no varbit field
-        hj = self.x.loc_json(dst, node)
-        self.prim("add_header", [hj], node)
+        if isinstance(dst, (HeaderLoc, DynHeaderLoc)):
+            self.prim("add_header", [self.x.loc_json(dst, node)], node)
         off = 0
         for fn, ft in t.fields:  # type: ignore[attr-defined]
             w = bit_width(ft)

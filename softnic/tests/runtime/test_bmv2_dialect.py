@@ -538,3 +538,18 @@ def test_corpus_programs_compile_to_bmv2_forms(path: Path) -> None:
             compile_file(path)
         return
     check_dialect(compile_file(path)[0])
+
+
+STRUCT_LOOKAHEAD = program(
+    types="header h_t { bit<8> a; bit<8> b; bit<8> c; }\n"
+          "struct two_t { bit<4> hi; bit<12> rest; }",
+    headers={"h": "h_t"},
+    meta="two_t peek;",
+    parse="meta.peek = pkt.lookahead<two_t>(); pkt.extract(hdr.h); transition accept;",
+    ingress="hdr.h.c = (bit<8>)meta.peek.hi + meta.peek.rest[7:0];")
+
+
+def test_compiled_struct_lookahead(tmp_path: Path) -> None:
+    """meta.peek = pkt.lookahead<two_t>(): hi = 0xA, rest = 0x5_01 -> c = 0x0A + 0x01."""
+    j = compile_src(tmp_path, STRUCT_LOOKAHEAD)
+    assert out1(load(j), bytes([0xA5, 0x01, 0x00])) == bytes([0xA5, 0x01, 0x0B])
