@@ -16,6 +16,7 @@ from softnic.frontend.desugar import desugar
 from softnic.frontend.passes.eliminate_tuples import eliminate_tuples
 from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
+from softnic.frontend.passes.remove_aliases import remove_aliases
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
 from softnic.frontend.passes.specialize_functions import specialize_functions
@@ -33,6 +34,7 @@ PASSES: list[tuple[str, Pass]] = [
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
     ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
     ("EliminateTuples", eliminate_tuples),  # mid end: tuple types become structs
+    ("RemoveAliases", remove_aliases),  # mid end: s = {s.b, s.a} through a temporary
 ]
 
 
