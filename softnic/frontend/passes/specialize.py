@@ -25,7 +25,7 @@ import copy
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import Names, transform, walk
+from softnic.frontend.desugar import ArgTypes, Names, transform, walk
 from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 
@@ -63,6 +63,23 @@ class Specialize:
         self.done: dict[str, dict[tuple[str, ...], str]] = {n: {} for n in self.generic}
         self.new_decls: dict[str, list[Any]] = {n: [] for n in self.generic}
 
+    def infer_from_ctor_args(self, g: Any, x: ast.InstantiationDecl) -> list[ast.Type]:
+        """Type arguments of ``G(8w3) g;`` from its constructor arguments' declared types (the
+        apply parameters cannot fix them: p4c infers from the constructor call only); [] when
+        some stay unknown, for the caller's count error."""
+        if not hasattr(self, "arg_types"):
+            self.arg_types = ArgTypes(self.prog)
+        bind: dict[str, ast.Type] = {}
+        names = [p.name for p in g.ctor_params]
+        for i, a in enumerate(x.args):
+            j = names.index(a.name) if a.name in names else i
+            if j < len(g.ctor_params):
+                self.unify(g.ctor_params[j].type, self.arg_types.type_of(a.value, {}),
+                           set(g.type_params), bind)
+        if any(t not in bind for t in g.type_params):
+            return []
+        return [bind[t] for t in g.type_params]
+
     def block_params(self, d: Any) -> list[ast.Param]:
         """The constructor parameters of ``d`` whose type is a parser or control type."""
         out = []
@@ -90,10 +107,13 @@ class Specialize:
                         x.type.name.lstrip(".") in self.generic):
                     g = self.generic[x.type.name.lstrip(".")]
                     tps = self.originals[g.name].type_params
-                    if len(x.type.args) != len(tps):
+                    targs = list(x.type.args)
+                    if tps and not targs:
+                        targs = self.infer_from_ctor_args(self.originals[g.name], x)
+                    if len(targs) != len(tps):
                         raise CompileError(x.loc, f"{g.name}: expected {len(tps)} "
-                                           f"type arguments, got {len(x.type.args)}")
-                    name, new, x.args = self.specialized(g, x.type.args, x.args, x)
+                                           f"type arguments, got {len(targs)}")
+                    name, new, x.args = self.specialized(g, targs, x.args, x)
                     x.type = ast.TypeName(name, loc=x.type.loc)
                     work.extend(new)
         out: list[Any] = []
@@ -251,6 +271,8 @@ class Specialize:
     def unify(self, pat: Any, actual: Any, tvars: set[str], bind: dict[str, ast.Type]) -> None:
         """Bind the type variables ``tvars`` in ``pat`` so that it matches ``actual`` (a
         mismatch is left for the checker, which types the specialised blocks)."""
+        if actual is None:
+            return
         if isinstance(pat, ast.TypeName) and pat.name in tvars and not pat.args:
             if pat.name not in bind and not self.mentions(actual, tvars):
                 bind[pat.name] = copy.deepcopy(actual)

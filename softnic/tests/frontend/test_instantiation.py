@@ -565,3 +565,23 @@ control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {{
     sw.table_add(table, TableEntry([MatchKey(2)], ActionCall(action, [99])))
     assert sw.process_packet(0, bytes([1, 2])) == [(1, bytes([1, 99]))]
     assert sw.process_packet(0, bytes([1, 3])) == [(1, bytes([1, 3]))]
+
+
+def test_generic_sub_control_type_argument_from_its_constructor_argument(
+        tmp_path: Path) -> None:
+    ing = """
+control AddK<T>(inout T x)(T k) { apply { x = x + k; } }
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    AddK(8w7) add7;
+    AddK(16w300) add300;
+    apply {
+        sm.egress_spec = 1;
+        add7.apply(hdr.h.b);
+        bit<16> w = 16w1;
+        add300.apply(w);
+        hdr.h.a = w[15:8];
+    }
+}
+"""
+    # b + 7; w = 1 + 300 = 0x012D, so a = 0x01
+    assert run(tmp_path, build(ingress=ing), [0, 5]) == [1, 12]
