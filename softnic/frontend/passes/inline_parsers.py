@@ -7,7 +7,8 @@ BMv2 has one parser per pipeline, so a ``SubP(...) sp;`` local of a parser and e
 - the callee's locals are copied into the caller under fresh names (``sp_x``), with
   ``@name("sp.x")`` on the instances among them; its constructor parameters become the
   instantiation's arguments;
-- every directional apply parameter becomes a fresh local of the caller (copy-in/copy-out):
+- every directional apply parameter becomes a local of the caller, one per instance
+  (copy-in/copy-out):
   ``in``/``inout`` arguments are copied into it where the call was, the headers inside an
   ``out`` one are made invalid there, and ``out``/``inout`` results are copied back once the
   sub-parser accepts (a sub-parser that rejects ends the whole parse, with no copy-out);
@@ -51,6 +52,7 @@ class InlineParsers:
             if isinstance(d, (ast.TypedefDecl, ast.HeaderDecl, ast.StructDecl,
                               ast.HeaderUnionDecl))}
         self.parsers: dict[str, ast.ParserDecl] = {}
+        self.param_vars: dict[tuple[str, str, str], str] = {}
 
     def run(self) -> ast.Program:
         for d in self.prog.decls:
@@ -190,8 +192,13 @@ class InlineParsers:
                     raise CompileError(s.loc, f"{what}: no argument for parameter {p.name}")
                 pmap[p.name] = a
                 continue
-            tmp = self.names.fresh(p.name)
-            d.locals.append(ast.VarDecl(tmp, copy.deepcopy(p.type), None, loc=s.loc))
+            # one variable per instance and parameter, shared by all its calls (p4c declares
+            # them with the instance): an out value the callee leaves unwritten is the last one
+            tmp = self.param_vars.get((d.name, inst, p.name))
+            if tmp is None:
+                tmp = self.names.fresh(p.name)
+                self.param_vars[(d.name, inst, p.name)] = tmp
+                d.locals.append(ast.VarDecl(tmp, copy.deepcopy(p.type), None, loc=s.loc))
             pmap[p.name] = tmp
             if a is None or isinstance(a, ast.DontCare):
                 continue

@@ -585,3 +585,26 @@ control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
 """
     # b + 7; w = 1 + 300 = 0x012D, so a = 0x01
     assert run(tmp_path, build(ingress=ing), [0, 5]) == [1, 12]
+
+
+def test_sub_parser_out_value_left_unwritten_is_the_instances_last_one(tmp_path: Path) -> None:
+    """The spec leaves an unwritten out value undefined; p4c's inliner declares one variable
+    per instance and parameter, shared by all its calls, so p4c + BMv2 copy out the value the
+    previous call left there."""
+    parser = """
+parser Maybe(packet_in pkt, in bit<8> sel, in bit<8> v, out bit<8> r) {
+    state start { transition select(sel) { 1: w; default: accept; } }
+    state w { r = v; transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Maybe() m;
+    state start {
+        pkt.extract(hdr.h);
+        m.apply(pkt, 1, hdr.h.a, meta.x);
+        m.apply(pkt, 0, 8w0, meta.y);
+        transition accept;
+    }
+}
+"""
+    ing = INGRESS.replace("sm.egress_spec = 1;", "sm.egress_spec = 1; hdr.h.b = meta.y;")
+    assert run(tmp_path, build(parser=parser, ingress=ing), [9, 0]) == [9, 9]
