@@ -18,6 +18,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
@@ -26,6 +27,8 @@ from softnic.frontend.errors import CompileError
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
 from softnic.runtime.p4rt import pipeline as p4rt_pipeline
+from softnic.runtime.p4rt.errors import P4RTError
+from softnic.runtime.p4rt.tables import TableHandler
 from softnic.runtime.switch import Switch
 from softnic.tests.runtime import dialect_fixtures as fx
 from softnic.tests.runtime import test_p4rt_fixture as p4rt_fx
@@ -124,6 +127,15 @@ def test_p4info_table_left_out_of_the_json_is_accepted() -> None:
     pc = p4rt_pipeline.verify(cfg)
     assert not pc.index.tables[0x0200FFFF].in_json
     assert all(t.in_json for tid, t in pc.index.tables.items() if tid != 0x0200FFFF)
+    # with the JSON loaded: a wildcard read skips the absent table, a read naming it is a clean
+    # NOT_FOUND from the engine
+    sw = p4rt_fx.make_switch()
+    sw.load_json(pc.bmv2_json)
+    handler = TableHandler(sw, pc.index)
+    assert list(handler.read(p4runtime_pb2.TableEntry())) == []
+    with pytest.raises(P4RTError) as e:
+        list(handler.read(p4runtime_pb2.TableEntry(table_id=0x0200FFFF)))
+    assert e.value.code == grpc.StatusCode.NOT_FOUND
 
 
 # -- what BMv2's loader refuses ------------------------------------------------------------------
