@@ -269,7 +269,19 @@ class _Builder:
             self._struct_type(d.name, d.fields)
         for ch in _dedupe(res.controller_headers):
             self._controller_header(ch)
+        self._ser_enums()
         return self.p4info
+
+    def _ser_enums(self) -> None:
+        """``type_info.serializable_enums``: what p4c's TypeSpecConverter adds for each serializable
+        enum a match field, action parameter, controller-header or digest field has as its type;
+        a member's value is ``ceil(W/8)`` bytes, big-endian (p4c's stringRepr)."""
+        for name, e in self.res.ser_enums.items():
+            spec = self.p4info.type_info.serializable_enums[name]
+            spec.underlying_type.bitwidth = e.bitwidth
+            size = max(1, (e.bitwidth + 7) // 8)
+            for member, value in e.members:
+                spec.members.add(name=member, value=value.to_bytes(size, "big"))
 
     def _table(self, t: TableInfo) -> None:
         msg = self.p4info.tables.add()
@@ -293,6 +305,9 @@ class _Builder:
         for name in t.direct_meters:
             msg.direct_resource_ids.append(self.ids.id_of(DIRECT_METER, name))
         msg.size = t.size
+        if t.support_timeout:
+            # p4c (v1model's addTableProperties): support_timeout = true -> NOTIFY_CONTROL
+            msg.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
         msg.is_const_table = t.is_const_table
         msg.has_initial_entries = t.has_initial_entries
 
@@ -344,7 +359,10 @@ class _Builder:
         struct = self.p4info.type_info.structs[name]
         for f in fields:
             member = struct.members.add(name=f.name)
-            member.type_spec.bitstring.bit.bitwidth = f.bitwidth
+            if f.ser_enum:  # p4c's TypeSpecConverter names the enum instead of its bits
+                member.type_spec.serializable_enum.name = f.ser_enum
+            else:
+                member.type_spec.bitstring.bit.bitwidth = f.bitwidth
 
     def _controller_header(self, ch: ControllerHeaderInfo) -> None:
         msg = self.p4info.controller_packet_metadata.add()

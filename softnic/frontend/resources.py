@@ -21,6 +21,7 @@ class MatchFieldInfo:
     bitwidth: int
     match_type: str  # "EXACT" | "LPM" | "TERNARY" | "RANGE" | "OPTIONAL"
     annotations: list[str] = field(default_factory=list)
+    ser_enum: str = ""  # the serializable enum type of the key, if any (P4Info type_info)
 
 
 @dataclass
@@ -28,6 +29,7 @@ class ActionParamInfo:
     name: str
     bitwidth: int
     annotations: list[str] = field(default_factory=list)
+    ser_enum: str = ""  # the serializable enum type of the parameter, if any
 
 
 @dataclass
@@ -62,6 +64,7 @@ class TableInfo:
     direct_meters: list[str] = field(default_factory=list)
     annotations: list[str] = field(default_factory=list)
     id: int | None = None
+    support_timeout: bool = False  # P4Info idle_timeout_behavior NOTIFY_CONTROL
 
 
 @dataclass
@@ -98,6 +101,7 @@ class RegisterInfo:
 class StructFieldInfo:
     name: str
     bitwidth: int
+    ser_enum: str = ""  # the serializable enum type of the field, if any
 
 
 @dataclass
@@ -122,6 +126,16 @@ class ControllerHeaderInfo:
 
 
 @dataclass
+class SerEnumInfo:
+    """A serializable enum (``enum bit<W> E { A = 1, ... }``) that a control-plane object uses:
+    P4Info ``type_info.serializable_enums``."""
+
+    name: str
+    bitwidth: int
+    members: list[tuple[str, int]] = field(default_factory=list)  # declaration order
+
+
+@dataclass
 class ProgramResources:
     program_name: str = ""
     arch: str = "v1model"
@@ -132,3 +146,4 @@ class ProgramResources:
     registers: list[RegisterInfo] = field(default_factory=list)
     digests: list[DigestInfo] = field(default_factory=list)
     controller_headers: list[ControllerHeaderInfo] = field(default_factory=list)
+    ser_enums: dict[str, SerEnumInfo] = field(default_factory=dict)  # by type name
