@@ -52,7 +52,9 @@ class LowerContext:
         self.program_name = program_name
         self.layout = Layout()
         self.actions: list[dict[str, Any]] = []
-        self.action_ids: dict[str, int] = {}
+        self.action_ids: dict[str, int] = {}  # JSON name -> the first action of that name
+        self.action_decl_ids: dict[int, int] = {}  # id(ActionDecl) -> its JSON action id
+        self.action_decl_of: dict[str, ast.ActionDecl] = {}  # JSON name -> first declaration
         self.calculations: list[dict[str, Any]] = []
         self.learn_lists: list[dict[str, Any]] = []
         self.field_lists: list[dict[str, Any]] = []
@@ -106,15 +108,24 @@ class LowerContext:
         aid = len(self.actions)
         self.actions.append({"name": name, "id": aid, "runtime_data": runtime_data,
                              "primitives": prims})
-        self.action_ids[name] = aid
+        self.action_ids.setdefault(name, aid)
         self.names.add(name)
         return aid
 
     def ensure_action(self, sym: Sym | None, env: dict[int, Loc]) -> int:
         assert sym is not None
-        if sym.qualified in self.action_ids:
-            return self.action_ids[sym.qualified]
         d: ast.ActionDecl = sym.decl
+        if id(d) in self.action_decl_ids:
+            return self.action_decl_ids[id(d)]
+        if sym.qualified in self.action_ids:
+            # declarations of one control-plane name share a JSON action when they are the
+            # same action; the per-table copies p4c's DuplicateActions makes (their bound
+            # arguments differ) get their own, named alike, as p4c-bm2-ss emits them
+            first = self.action_decl_of.get(sym.qualified)
+            if first is None or (first.params == d.params and first.body == d.body):
+                aid = self.action_ids[sym.qualified]
+                self.action_decl_ids[id(d)] = aid
+                return aid
         env2 = dict(env)
         rd: list[dict[str, Any]] = []
         for p in d.params:
@@ -130,7 +141,10 @@ class LowerContext:
             rd.append({"name": pname, "bitwidth": w})
         sl = StmtLowerer(self, env2, "action", sym.qualified)
         sl.stmts(d.body.stmts)
-        return self.add_action_json(sym.qualified, rd, sl.ops, d)
+        aid = self.add_action_json(sym.qualified, rd, sl.ops, d)
+        self.action_decl_ids[id(d)] = aid
+        self.action_decl_of.setdefault(sym.qualified, d)
+        return aid
 
     # ------------------------------------------------------------------ calculations etc.
 

@@ -28,9 +28,10 @@ declaration itself stays, for the tables that list it.
 A table's actions list that binds directional parameters (``actions = { a(hdr.x); }``) is
 RemoveActionParameters proper: the action loses those parameters, keeping its action data,
 and its body copies the bound arguments in and out (a top-level action is first copied into
-the control under its control-plane name, p4c's LocalizeActions). An argument whose type is not
-certainly the parameter's always goes through a copy, whose declaration the checker checks:
-the inlined call itself is gone by then.
+the control under its control-plane name, p4c's LocalizeActions; a local action that several
+tables bind gets one copy per further table, named alike, p4c's DuplicateActions). An
+argument whose type is not certainly the parameter's always goes through a copy, whose
+declaration the checker checks: the inlined call itself is gone by then.
 
 Runs after :mod:`softnic.frontend.desugar`: functions, sub-controls and ``return`` in actions
 are gone by then, and name resolution has made every reference mean the same thing wherever
@@ -55,7 +56,6 @@ from softnic.frontend.desugar import (
     substitute,
     walk,
 )
-from softnic.frontend.errors import CompileError
 
 
 class InlineActions:
@@ -67,6 +67,11 @@ class InlineActions:
         self.top: dict[str, ast.ActionDecl] = {}
         # actions whose directional parameters a table's actions list binds -> that table
         self.bound: dict[int, ast.TableDecl] = {}
+        # such an action as it was before the binding, for the copies other tables get
+        self.pristine: dict[int, ast.ActionDecl] = {}
+        # a local action -> it and its copies, in declaration order
+        self.copies: dict[int, list[ast.ActionDecl]] = {}
+        self.localized: set[int] = set()  # top-level actions copied into a control
         # the declared type of each name in scope where the walk is (top-level constants,
         # then the control's parameters and locals, the action's parameters, block locals)
         self.top_env = self.argtypes.top_env
@@ -138,22 +143,28 @@ class InlineActions:
             a = self.lookup(ast.PathExpr(r.name, loc=r.loc), local)
             if a is None:
                 continue
-            if id(a) in self.bound and self.bound[id(a)] is not t:
-                # p4c gives each table its own copy of the action; the JSON would then hold
-                # two actions of one name, which the lowering cannot tell apart
-                raise CompileError(r.loc, f"{r.name}: an action whose directional parameters "
-                                   "are bound in more than one table is unsupported on this "
-                                   "target")
-            directional = [p for p in a.params if p.direction is not None]
+            # an action another table bound has lost its directional parameters: its copy
+            # for this table starts from the action as declared
+            directional = [p for p in self.pristine.get(id(a), a).params
+                           if p.direction is not None]
             if not directional or len(r.args) != len(directional):
                 continue  # no binding here, or a count the checker reports
-            self.bound[id(a)] = t
             unproven = self.unproven(directional, bind_args(r, directional, r.args, r.name))
-            if a.name not in local:  # top-level: a copy of it in this control
-                a = self.localize(d, t, a)
-                old_name, r.name = r.name, a.name
+            if a.name not in local or id(a) in self.bound:
+                # a top-level action gets a copy in this control (p4c's LocalizeActions); a
+                # local one that another table already binds gets a copy for this table
+                # (p4c's DuplicateActions): both keep the action's control-plane name
+                old_name = r.name
+                if a.name not in local:
+                    a = self.localize(d, t, a)
+                else:
+                    a = self.duplicate(d, a)
+                r.name = a.name
                 self.rename_refs(t, old_name, a.name)
+                self.rename_labels(d, t, old_name, a.name)
                 local[a.name] = a
+            else:
+                self.pristine[id(a)] = copy.deepcopy(a)
             self.bound[id(a)] = t
             args = bind_args(r, directional, r.args, r.name)
             pmap, before, after = bind_params(self.names, r, directional, args, r.name,
@@ -166,11 +177,53 @@ class InlineActions:
             r.args = []
             self.drop_bound_args(t, r.name, directional)
 
+    def duplicate(self, d: ast.ControlDecl, a: ast.ActionDecl) -> ast.ActionDecl:
+        """A copy of local action ``a`` as it was before a table bound its parameters,
+        declared in ``d`` right after ``a`` (after its earlier copies), with ``a``'s
+        control-plane name (p4c's FindRepeatedActionUses/DuplicateActions: each table gets
+        its own copy, all named alike in the P4Info and the BMv2 JSON)."""
+        c = self.fresh_locals(copy.deepcopy(self.pristine[id(a)]))
+        c.name = self.names.fresh(a.name)
+        if not any(x.name == "name" for x in c.annotations):
+            c.annotations = c.annotations + [ast.Annotation(
+                "name", f'"{a.name}"', [ast.StringLiteral(a.name, loc=a.loc)], loc=a.loc)]
+        copies = self.copies.setdefault(id(a), [a])
+        d.locals.insert(d.locals.index(copies[-1]) + 1, c)
+        copies.append(c)
+        return c
+
+    def fresh_locals(self, a: ast.ActionDecl) -> ast.ActionDecl:
+        """``a`` with the variables its body declares renamed, so that no two copies of one
+        action declare the same name."""
+        mapping: dict[str, ast.Expr | str] = {n: self.names.fresh(n)
+                                              for n in declared_names(a.body)}
+        a.body = substitute(a.body, mapping)
+        return a
+
+    @staticmethod
+    def rename_labels(d: ast.ControlDecl, t: ast.TableDecl, old: str, new: str) -> None:
+        """Point the labels ``old`` of ``switch (t.apply().action_run)`` in ``d`` at ``new``."""
+        for n in walk(d.apply):
+            if not isinstance(n, ast.SwitchStmt):
+                continue
+            e = n.expr
+            if not (isinstance(e, ast.Member) and e.name == "action_run"
+                    and isinstance(e.expr, ast.Call) and isinstance(e.expr.target, ast.Member)
+                    and isinstance(e.expr.target.expr, ast.PathExpr)
+                    and e.expr.target.expr.name == t.name):
+                continue
+            for c in n.cases:
+                if isinstance(c.label, ast.PathExpr) and c.label.name == old:
+                    c.label.name = new
+
     def localize(self, d: ast.ControlDecl, t: ast.TableDecl, a: ast.ActionDecl
                  ) -> ast.ActionDecl:
         """A copy of top-level action ``a`` declared in ``d`` right before ``t``, with the
         same control-plane name (p4c's LocalizeActions)."""
         c = copy.deepcopy(a)
+        if id(a) in self.localized:  # a second copy declares its own variables
+            self.fresh_locals(c)
+        self.localized.add(id(a))
         c.name = self.names.fresh(a.name)
         old = next((x for x in a.annotations if x.name == "name"), None)
         full = a.name
