@@ -26,8 +26,8 @@ Pass = Callable[[ast.Program], object]
 
 # (name, pass), in the order p4c runs the passes they mirror.
 PASSES: list[tuple[str, Pass]] = [
-    # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, MoveInitializers,
-    # RemoveParserControlFlow: one module today (softnic.frontend.desugar).
+    # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, RemoveParserControlFlow:
+    # one module today (softnic.frontend.desugar).
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
     ("SpecializeGenericFunctions", specialize_functions),  # one copy per type arguments
     ("MoveInitializers", move_initializers),  # control/parser-level initializers -> statements
