@@ -1,14 +1,18 @@
 """``compile_program``/``compile_file``: the semantic half of ``softnic compile``.
 
-preprocess -> parse -> desugar (p4c's inlining rewrites) -> check (names, types, p4c-bm2-ss
-restrictions) -> lower (BMv2 JSON); the P4Runtime resources the P4Info writer needs are
-collected from the checked program (``p4rt_resources``), not from the lowering. Every user
-error is a :class:`CompileError` with a source location. Warnings do not stop the compile; a
-caller that wants them passes a list as ``warnings`` and they are appended to it.
+preprocess -> parse -> front-end passes -> check -> P4Runtime resources -> mid-end passes ->
+check (names, types, p4c-bm2-ss restrictions) -> lower (BMv2 JSON). As in p4c-bm2-ss, whose
+P4Info is serialized from the front end's program before its mid end runs, the resources the
+P4Info writer needs are collected (``p4rt_resources``) from the program as the front-end passes
+left it, checked on its own, so a mid-end rewrite (an action call inlined, a table dropped) does
+not change the P4Info; the BMv2 JSON comes from the program after all passes. Every user error
+is a :class:`CompileError` with a source location. Warnings do not stop the compile; a caller
+that wants them passes a list as ``warnings`` and they are appended to it.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from typing import Any
@@ -19,7 +23,7 @@ from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.lower import lower_program
 from softnic.frontend.p4rt_resources import collect_resources
-from softnic.frontend.passes import run_passes
+from softnic.frontend.passes import P4INFO_NEUTRAL, front_end_passes, mid_end_passes
 from softnic.frontend.resources import ProgramResources
 
 RECURSION_LIMIT = 20000
@@ -31,16 +35,60 @@ def compile_program(
     warnings: list[CompileWarning] | None = None,
 ) -> tuple[dict[str, Any], ProgramResources]:
     """Check and lower a parsed program; returns (BMv2 JSON dict, resources)."""
-    run_passes(prog)
+    for _name, run in front_end_passes():
+        run(prog)
+    resources, fe_copy = p4rt_view(prog, program_name)
+    for _name, run in mid_end_passes():
+        run(prog)
     chk = Checker(prog)
     chk.run()
     bmv2_json, lower_warnings = lower_program(chk, program_name)
-    # after the lowering, which refuses what the target cannot run before anything else
-    resources = collect_resources(chk, program_name)
+    if resources is None and fe_copy is not None:
+        # the front end's program needs a P4Info-neutral normalisation first (see p4rt_view)
+        resources = p4rt_neutral_view(fe_copy, program_name)
+    if resources is None:
+        # softnic cannot check the front end's program on its own: the checked final program
+        # is the closest view there is (it differs only where a mid-end pass inlined a call)
+        resources = collect_resources(chk, program_name)
     if warnings is not None:
         warnings.extend(chk.warnings)
         warnings.extend(lower_warnings)
     return bmv2_json, resources
+
+
+def p4rt_view(
+    prog: ast.Program, program_name: str
+) -> tuple[ProgramResources | None, ast.Program | None]:
+    """The P4Runtime resources of the front end's program ``prog`` (after the front-end passes,
+    before the mid end), as p4c-bm2-ss serializes its P4Info.
+
+    Checking does not rewrite the program beyond normalising it, and the resources hold no AST
+    nodes, so the mid end can go on with the same tree; the check's warnings are the final
+    check's too and are dropped. Softnic's checker needs tuple types gone (EliminateTuples, a
+    mid-end pass); for a program it cannot check as the front end left it, a copy is returned
+    instead, to be taken through the mid-end passes that change nothing the P4Info lists
+    (``P4INFO_NEUTRAL``) after the real compile has succeeded, so its errors come first.
+    """
+    try:
+        chk = Checker(prog)
+        chk.run()
+        return collect_resources(chk, program_name), None
+    except CompileError:
+        return None, copy.deepcopy(prog)
+
+
+def p4rt_neutral_view(prog: ast.Program, program_name: str) -> ProgramResources | None:
+    """The resources of the front end's program ``prog`` once the P4Info-neutral mid-end passes
+    have run over it, or None when softnic cannot check it even then."""
+    try:
+        for name, run in mid_end_passes():
+            if name in P4INFO_NEUTRAL:
+                run(prog)
+        chk = Checker(prog)
+        chk.run()
+        return collect_resources(chk, program_name)
+    except CompileError:
+        return None
 
 
 def compile_file(

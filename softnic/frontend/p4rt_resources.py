@@ -5,7 +5,8 @@ constants, scopes) after :meth:`Checker.run` and builds the :class:`ProgramResou
 ``p4info.build_p4info`` turns into P4Info. It does not lower anything to BMv2 JSON: the P4Info
 describes the program the front end accepted, which is also how p4c works (its P4Info comes from
 the front end's program, so a table its mid end later drops from the JSON is still in the
-P4Info; see FIDELITY.md).
+P4Info; see FIDELITY.md): ``compile.py`` runs it on a checker of the program as the front-end
+passes left it, before the mid-end passes (softnic.frontend.passes.MID_END) run.
 
 What is collected:
 
@@ -13,9 +14,13 @@ What is collected:
   only after an ``exit``/``return`` that ends the block, is not there, as with p4c), with their
   keys, action references (the implicit ``NoAction`` when there is no ``default_action``),
   size, default action, entries flags and direct counters/meters;
-* the actions those tables reference and the actions called directly in an ``apply`` block with
-  only directionless parameters (an action with ``out``/``inout`` parameters called directly is
-  inlined, as p4c does, and has no P4Info entry);
+* the actions those tables reference and the actions called directly in an ``apply`` block,
+  whatever their arguments: p4c's front end keeps such an action (only its mid end inlines the
+  call), e.g. ``simple_action`` of p4c's gauntlet_inout_slice_table_key-bmv2.p4. An action
+  called only from other actions is not listed: p4c's front-end InlineActions inlines it and
+  RemoveAllUnusedDeclarations drops it (``do_action_1`` of gauntlet_side_effect_order_1-bmv2.p4);
+* of an action's parameters only the directionless ones (the action data): p4c's P4Info lists
+  no ``in``/``out``/``inout`` parameter (gauntlet_action_return-bmv2.p4's ``do_action``);
 * the ``digest<T>`` types of the digest calls the program can run (one entry per ``T``);
 * the register, counter and meter instances (a direct counter or meter no table uses is dropped,
   as p4c drops it);
@@ -37,7 +42,6 @@ from softnic.frontend.check import Checker, annotation, annotation_string, err
 from softnic.frontend.check.callinfo import CallInfo
 from softnic.frontend.desugar import InlinedApply, walk
 from softnic.frontend.lower_expr import ExprLowerer
-from softnic.frontend.p4rt_types import note_ser_enum
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.resources import (
     ActionInfo,
@@ -190,10 +194,8 @@ class ResourceCollector:
             info = self.chk.calls[id(s.call)]
             if info.kind != "action":
                 self.apply_table(s.call)
-            elif any(p.direction is not None for p in info.decl.params):
-                self.inline_action(info)  # inlined into a synthesized action
             else:
-                self.action(info.sym)
+                self.action(info.sym)  # listed even when the mid end inlines the call
         elif isinstance(s, ast.IfStmt):
             self.seq([s.then])
             if s.other is not None:
@@ -268,8 +270,7 @@ class ResourceCollector:
             return
         self.digests_seen.add(t.name)
         self.res.digests.append(
-            DigestInfo(t.name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft))
-                                for fn, ft in t.fields]))
+            DigestInfo(t.name, [StructFieldInfo(fn, bit_width(ft)) for fn, ft in t.fields]))
 
     # ------------------------------------------------------------------ actions and tables
 
@@ -281,12 +282,13 @@ class ResourceCollector:
         d: ast.ActionDecl = sym.decl
         params: list[ActionParamInfo] = []
         for p in d.params:
+            if p.direction is not None:
+                continue  # bound by the call or the table's actions list, not action data
             t = self.chk.decl_syms[id(p)].type
             assert t is not None
             # the control-plane name: @name keeps it when desugaring renamed the parameter
             pname = annotation_string(p, "name") or p.name
-            params.append(ActionParamInfo(pname, bit_width(t), p4info_annotations(p),
-                                          ser_enum=note_ser_enum(self.res, t)))
+            params.append(ActionParamInfo(pname, bit_width(t), p4info_annotations(p)))
         self.straight(d.body.stmts)
         self.res.actions.append(
             ActionInfo(sym.qualified, params, p4info_annotations(d), annotated_id(d)))
@@ -305,10 +307,9 @@ class ResourceCollector:
         match_fields: list[MatchFieldInfo] = []
         for k in props["key"].keys if "key" in props else []:
             kname = annotation_string(k, "name") or show_expr(k.expr)
-            ktype = self.chk.types[id(k.expr)]
-            match_fields.append(MatchFieldInfo(kname, bit_width(ktype), MATCH_TYPES[k.match_kind],
-                                               p4info_annotations(k),
-                                               ser_enum=note_ser_enum(self.res, ktype)))
+            width = bit_width(self.chk.types[id(k.expr)])
+            match_fields.append(MatchFieldInfo(kname, width, MATCH_TYPES[k.match_kind],
+                                               p4info_annotations(k)))
         scope = self.chk.scopes[id(d)]
         action_syms: list[Sym] = []
         refs: list[ActionRefInfo] = []
@@ -334,8 +335,6 @@ class ResourceCollector:
         size = self.chk.consts.get(id(props["size"]), 1024) if "size" in props else 1024
         info = TableInfo(sym.qualified, match_fields, refs, size=size,
                          annotations=p4info_annotations(d), id=annotated_id(d))
-        if "support_timeout" in props:
-            info.support_timeout = bool(self.consts.const(props["support_timeout"].value))
         if "counters" in props:
             info.direct_counters.append(self.direct("counter", props["counters"].value,
                                                     sym.qualified))
@@ -393,8 +392,7 @@ class ResourceCollector:
             name = annotation_string(sym.decl, "controller_header")
             if name is not None:
                 self.res.controller_headers.append(ControllerHeaderInfo(
-                    name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft))
-                           for fn, ft in t.fields],
+                    name, [StructFieldInfo(fn, bit_width(ft)) for fn, ft in t.fields],
                     p4info_annotations(sym.decl), annotated_id(sym.decl), type_name=sym.name))
 
     def instances(self, controls: list[ast.ControlDecl], parser_d: ast.ParserDecl) -> None:

@@ -5,6 +5,14 @@ parsed :class:`~softnic.frontend.ast.Program` in place, keeping the source locat
 node it creates so later errors still point at the user's code. :data:`PASSES` is the order
 they run in; add a new pass where p4c runs its counterpart (frontends/p4/frontend.cpp, then
 midend/ for BMv2's mid end).
+
+p4c-bm2-ss writes the P4Info from the program its front end produced, before the mid end runs
+(backends/bmv2/simple_switch/main.cpp: ``serializeP4RuntimeIfRequired`` between ``FrontEnd`` and
+``SimpleSwitchMidEnd``), so a mid-end rewrite never changes the P4Info. :data:`MID_END` names
+the passes that mirror mid-end work: the first of them in :data:`PASSES` starts the mid end, and
+every pass from there on (also one registered later without a name here) belongs to it.
+:func:`front_end_passes` and :func:`mid_end_passes` give the two halves; ``compile.py`` collects
+the P4Runtime resources between them.
 """
 
 from __future__ import annotations
@@ -16,7 +24,6 @@ from softnic.frontend.desugar import desugar
 from softnic.frontend.passes.eliminate_tuples import eliminate_tuples
 from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
-from softnic.frontend.passes.move_initializers import move_initializers
 from softnic.frontend.passes.remove_aliases import remove_aliases
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
@@ -26,22 +33,55 @@ Pass = Callable[[ast.Program], object]
 
 # (name, pass), in the order p4c runs the passes they mirror.
 PASSES: list[tuple[str, Pass]] = [
-    # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, RemoveParserControlFlow:
-    # one module today (softnic.frontend.desugar).
+    # -- front end (frontends/p4/frontend.cpp)
+    # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, MoveInitializers,
+    # RemoveParserControlFlow: one module today (softnic.frontend.desugar).
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
     ("SpecializeGenericFunctions", specialize_functions),  # one copy per type arguments
-    ("MoveInitializers", move_initializers),  # control/parser-level initializers -> statements
     ("SideEffectOrdering", side_effect_ordering),  # evaluation order made explicit
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
+    # -- mid end from here on (MID_END): the P4Info is collected before these run
     ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
     ("EliminateTuples", eliminate_tuples),  # mid end: tuple types become structs
     ("RemoveAliases", remove_aliases),  # mid end: s = {s.b, s.a} through a temporary
 ]
 
+# Every pass above the first of these mirrors a p4c front-end pass (frontends/p4/frontend.cpp);
+# these mirror mid-end work (backends/bmv2/simple_switch/midend.cpp).
+# - InlineActions: p4c's front-end InlineActions only inlines actions called from actions; what
+#   it changes in P4Info (such a callee, no longer referenced, is dropped by the front end's
+#   RemoveAllUnusedDeclarations) the resource collector models itself. Its other half, a direct
+#   call in ``apply`` replaced by the bound body, is RemoveActionParameters of the mid end, and
+#   p4c's P4Info still lists that action (gauntlet_inout_slice_table_key-bmv2.p4).
+# - EliminateTuples, RemoveAliases: registered as mid-end passes (BMv2's mid end eliminates tuples
+#   and copies structures); neither changes what the P4Info lists.
+MID_END: frozenset[str] = frozenset({"InlineActions", "EliminateTuples", "RemoveAliases"})
+
+# Mid-end passes that change nothing the P4Info lists. softnic's checker cannot take tuple types,
+# so for a program with tuples the P4Info view is the front end's program after these (on a copy).
+P4INFO_NEUTRAL: frozenset[str] = frozenset({"EliminateTuples", "RemoveAliases"})
+
+
+def _mid_end_start() -> int:
+    for i, (name, _run) in enumerate(PASSES):
+        if name in MID_END:
+            return i
+    return len(PASSES)
+
+
+def front_end_passes() -> list[tuple[str, Pass]]:
+    """The passes that mirror p4c's front end, in order."""
+    return PASSES[: _mid_end_start()]
+
+
+def mid_end_passes() -> list[tuple[str, Pass]]:
+    """The passes that mirror BMv2's mid end, in order (they run after the P4Info is built)."""
+    return PASSES[_mid_end_start():]
+
 
 def run_passes(prog: ast.Program) -> ast.Program:
-    """Run every front-end pass over ``prog`` in order."""
+    """Run every pass, front end then mid end, over ``prog`` in order."""
     for _name, run in PASSES:
         run(prog)
     return prog

@@ -28,7 +28,7 @@ from softnic.frontend.compile import compile_file
 from softnic.frontend.p4info import build_p4info, serialize_p4info
 from softnic.frontend.p4rt_resources import collect_resources
 from softnic.frontend.parser import parse_program
-from softnic.frontend.passes import run_passes
+from softnic.frontend.passes import front_end_passes
 from softnic.frontend.preprocess import preprocess
 
 HERE = Path(__file__).parent
@@ -218,9 +218,12 @@ def program_path(case: Case, tmp_path: Path) -> Path:
 
 
 def checked(path: Path, case: Case) -> Checker:
-    """The checker's state after ``run()``: the program P4Info is built from."""
+    """The checker's state after ``run()`` on the front end's program, which the P4Info is built
+    from (as p4c-bm2-ss serializes it before its mid end)."""
     text = preprocess(str(path), list(case.include_dirs), dict(case.defines))
-    prog = run_passes(parse_program(text, str(path)))
+    prog = parse_program(text, str(path))
+    for _name, run in front_end_passes():
+        run(prog)
     chk = Checker(prog)
     chk.run()
     return chk
@@ -266,7 +269,10 @@ def test_the_cases_reach_every_kind_of_object() -> None:
         assert absent not in tables
     inlined = texts["inline_inlined"]
     assert "I.sub1.s_tab" in inlined and "I.sub2.s_tab" in inlined
-    assert "I.unreachable" not in inlined and "I.bump" not in inlined
+    assert "I.unreachable" not in inlined
+    # a directly called action with an inout parameter is listed, without that parameter, as
+    # p4c lists simple_action of its gauntlet_inout_slice_table_key-bmv2.p4
+    assert 'name: "I.bump"' in inlined
     assert 'name: "d2_t"' in inlined  # the digest inside the inlined directional action
     externs = texts["inline_externs"]
     assert "I.dc_unused" not in externs and 'name: "I.dc"' in externs
