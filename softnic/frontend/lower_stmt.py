@@ -162,6 +162,14 @@ class StmtLowerer:
     def predicated_if(self, s: ast.IfStmt) -> None:
         if self.mode == "parser":
             raise err(s, "if statements in parser states are unsupported on this target")
+        folded = self.x.const(s.cond)
+        if isinstance(folded, bool):
+            # p4c's ConstantFolding and SimplifyControlFlow run before Predication: the if is
+            # gone and only the taken branch stays, unconditionally
+            taken = s.then if folded else s.other
+            if taken is not None:
+                self.stmt(taken)
+            return
         c = self.x.boolean(s.cond)
         tmp = self.prog.layout.add_scalar("cond", BoolT())
         self.emit_assign(field_ref(tmp.header, tmp.field), op("b2d", None, c), s,
@@ -181,6 +189,19 @@ class StmtLowerer:
             val = {"type": "expression",
                    "value": {"op": "?", "left": inner(val), "right": inner(dst), "cond": c}}
         return val
+
+    def guard_header(self, dst: dict[str, Any], src: dict[str, Any]) -> dict[str, Any]:
+        """p4c's Predication turns ``h = s`` under the ifs of an action into
+        ``h = c ? s : h``; its BMv2 back end writes that as ``assign_header`` whose source is
+        the ``?`` expression (nested, innermost condition first)."""
+        for c in reversed(self.cond_stack):
+            src = {"type": "expression", "value": {"op": "?", "left": src, "right": dst,
+                                                   "cond": c}}
+        return src
+
+    def emit_assign_header(self, dst: dict[str, Any], src: dict[str, Any],
+                           node: ast.Node) -> None:
+        self.prim("assign_header", [dst, self.guard_header(dst, src)], node)
 
     def emit_assign(self, dst: dict[str, Any], val: dict[str, Any], node: ast.Node,
                     fragment: str = "") -> None:
@@ -222,15 +243,12 @@ class StmtLowerer:
                 return
             if src is None and isinstance(rhs, ast.Ternary):
                 # h = c ? h1 : h2: assign_header from a '?' of headers, as p4c writes it
-                self.no_predicate(node)
-                self.prim("assign_header", [self.x.loc_json(dst, node), self.header_choice(rhs)],
-                          node)
+                self.emit_assign_header(self.x.loc_json(dst, node), self.header_choice(rhs),
+                                        node)
                 return
             if src is None:
                 raise err(rhs, f"{show_expr(rhs)}: unsupported header value on this target")
-            self.no_predicate(node)
-            self.prim("assign_header", [self.x.loc_json(dst, node), self.x.loc_json(src, rhs)],
-                      node)
+            self.emit_assign_header(self.x.loc_json(dst, node), self.x.loc_json(src, rhs), node)
             return
         if isinstance(dst, StackLoc):
             # a whole stack (p4c: assign_header_stack): every element and nextIndex
@@ -308,9 +326,7 @@ class StmtLowerer:
         elif isinstance(dst, (FieldLoc, JsonLoc)):
             self.emit_assign(self.x.loc_json(dst, node), self.x.loc_json(src, node), node)
         elif isinstance(dst, HeaderLoc):
-            self.no_predicate(node)
-            self.prim("assign_header", [self.x.loc_json(dst, node), self.x.loc_json(src, node)],
-                      node)
+            self.emit_assign_header(self.x.loc_json(dst, node), self.x.loc_json(src, node), node)
         elif isinstance(dst, StackLoc) and isinstance(src, StackLoc):
             self.prim("assign_header_stack",
                       [self.x.loc_json(dst, node), self.x.loc_json(src, node)], node)

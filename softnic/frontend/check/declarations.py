@@ -192,6 +192,12 @@ class DeclarationsMixin(CheckerState):
             if isinstance(d, ast.HeaderDecl):
                 annos = tuple((a.name, a.raw) for a in d.annotations)
                 t: PType = HeaderT(d.name, tuple(fields), annos)
+                total = t.width()
+                if total % 8:
+                    # p4c-bm2-ss's BMv2 back end (HeaderConverter): headers are not padded
+                    raise err(d, f"Found header with fields totaling {total} bits.  BMv2 "
+                                 "target only supports headers with fields totaling a multiple "
+                                 "of 8 bits.")
             elif isinstance(d, ast.StructDecl):
                 t = StructT(d.name, tuple(fields), tuple(fannos))
             else:

@@ -2,6 +2,15 @@
 be predicated, but an ``if`` or ``?:`` whose branch calls an extern or changes header validity
 cannot, so such programs are refused at compile time like p4c-bm2-ss does.
 
+This mirrors p4c's mid-end pass Predication (midend/predication.{h,cpp}), which the BMv2 back
+end runs on action bodies: every assignment under an ``if`` - to a field, a slice, a whole
+header or stack element - becomes ``lhs = c ? rhs : lhs``; a method call statement (an extern
+call, ``setValid``/``setInvalid``, ``push_front``...), ``exit`` or ``return`` under an ``if`` is
+refused with "<statement>: Conditional execution in actions unsupported on this target",
+positioned at that statement. p4c's front end has already removed what these checks must not
+see: ``return`` in actions (RemoveReturns), calls of functions and actions (inlined), and ifs
+whose condition is a compile-time constant (ConstantFolding, SimplifyControlFlow).
+
 This module answers "does this statement or expression have side effects".
 """
 
@@ -46,6 +55,35 @@ class SideEffectsMixin(CheckerState):
         if isinstance(s, (ast.ExitStmt, ast.ReturnStmt)):
             return True
         return False
+
+
+    def unpredicable(self, s: Any) -> Any:
+        """The first statement in ``s`` that p4c's Predication cannot turn into ``?:`` (it
+        refuses it under an if in an action), or None. An inner ``if`` whose condition is a
+        compile-time constant counts only with its taken branch, as p4c folds it first."""
+        if isinstance(s, ast.BlockStmt):
+            for x in s.stmts:
+                bad = self.unpredicable(x)
+                if bad is not None:
+                    return bad
+            return None
+        if isinstance(s, ast.IfStmt):
+            folded = self.const_eval(s.cond, None)
+            branches = [s.then, s.other]
+            if isinstance(folded, bool):
+                branches = [s.then] if folded else [s.other]
+            for b in branches:
+                bad = self.unpredicable(b) if b is not None else None
+                if bad is not None:
+                    return bad
+            return None
+        if isinstance(s, ast.CallStmt):
+            info = self.calls.get(id(s.call))
+            if info is not None and info.kind == "action":
+                return self.unpredicable(info.decl.body)
+            return s if self.has_side_effects(s) else None
+        return s if self.has_side_effects(s) else None
+
 
 
 def expr_has_call(e: Any, chk: CheckerState) -> bool:

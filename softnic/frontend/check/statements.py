@@ -18,7 +18,7 @@ from softnic.frontend.check.side_effects import (
     contains_side_effect_in_ternary,
 )
 from softnic.frontend.check.state import CheckerState
-from softnic.frontend.pretty import show_expr
+from softnic.frontend.pretty import show_expr, show_stmt
 from softnic.frontend.scope import Scope, Sym
 from softnic.frontend.types import (
     ActionEnumT,
@@ -34,6 +34,9 @@ from softnic.frontend.types import (
 
 class StatementsMixin(CheckerState):
     """Checks statements in their context."""
+
+    # > 0 while checking the dead branch of an if whose condition is a compile-time constant
+    _dead_branches: int = 0
 
     def check_block(self, blk: ast.BlockStmt, scope: Scope, ctx: str) -> None:
         inner = scope.child()
@@ -61,13 +64,22 @@ class StatementsMixin(CheckerState):
             ct = self.type_of(s.cond, scope)
             if not isinstance(ct, BoolT):
                 raise err(s.cond, f"{show_expr(s.cond)}: condition must be bool, not {ct.show()}")
-            self.check_stmt(s.then, scope.child(), ctx)
-            if s.other is not None:
-                self.check_stmt(s.other, scope.child(), ctx)
-            if ctx == "action":
-                for branch in (s.then, s.other):
-                    if branch is not None and self.has_side_effects(branch):
-                        raise err(s, CONDITIONAL_IN_ACTION)
+            # p4c's Predication (side_effects.py) refuses, at the statement it cannot predicate,
+            # what is left under an if in an action; an if whose condition is a compile-time
+            # constant is folded away before that, so its dead branch is never looked at
+            folded = self.const_eval(s.cond, scope)
+            for branch, live in ((s.then, folded is not False), (s.other, folded is not True)):
+                if branch is None:
+                    continue
+                self._dead_branches += 0 if live else 1
+                try:
+                    self.check_stmt(branch, scope.child(), ctx)
+                finally:
+                    self._dead_branches -= 0 if live else 1
+            if ctx == "action" and not isinstance(folded, bool) and not self._dead_branches:
+                bad = self.unpredicable(s)
+                if bad is not None:
+                    raise err(bad, f"{show_stmt(bad)}: {CONDITIONAL_IN_ACTION}")
         elif isinstance(s, ast.SwitchStmt):
             if ctx in ("action", "function"):
                 raise err(s, "switch statements in actions are unsupported on this target")

@@ -30,12 +30,7 @@ from softnic.tests.stf.stf import (
 CORPUS = Path(__file__).parent / "corpus"
 
 # name -> why softnic differs from p4c + BMv2 today (issue 9 items); strict xfails.
-KNOWN_DIFFERENCES: dict[str, str] = {
-    "if_in_action_folded":
-        "an if in an action whose condition is a compile-time constant (its dead branch calls "
-        "an extern) is refused ('Conditional execution in actions unsupported'); p4c's "
-        "constant folding removes it first",
-}
+KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
 def _programs() -> list[str]:

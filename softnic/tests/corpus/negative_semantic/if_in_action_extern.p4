@@ -1,4 +1,4 @@
-// expect: 14:9: error: Conditional execution in actions unsupported on this target
+// expect: 15:13: error: r.write(0, hdr.h.a): Conditional execution in actions unsupported on this target
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<16> b; }

@@ -1,4 +1,4 @@
-// expect: 13:9: error: Conditional execution in actions unsupported on this target
+// expect: 14:13: error: hdr.h.setInvalid(): Conditional execution in actions unsupported on this target
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<16> b; }
