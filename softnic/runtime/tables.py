@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,13 +30,19 @@ _seq = itertools.count()
 
 class Entry:
     __slots__ = ("ident", "mk", "priority", "aid", "params", "fn", "data", "next", "counter",
-                 "meter", "value", "mask", "ranges", "is_const", "sort")
+                 "meter", "value", "mask", "ranges", "is_const", "sort", "last_hit", "idle_ns",
+                 "aged")
 
     def __init__(self) -> None:
         self.counter = [0, 0]
         self.meter: Meter | None = None
         self.ranges: tuple = ()
         self.is_const = False
+        # Idle timeout (P4Runtime ``idle_timeout_ns``; 0: none): the time.monotonic() of the
+        # last hit (or of the insertion), and whether the current expiry has been reported.
+        self.last_hit = 0.0
+        self.idle_ns = 0
+        self.aged = False
 
 
 class Table:
@@ -74,6 +81,55 @@ class Table:
             "ternary": self._lookup_ternary}[self.mode]
         if self.mode == "exact" and self.single:
             self.lookup = self._lookup_exact_single
+        self.ageing = False  # hits are time-stamped (see enable_ageing)
+
+    # -- idle timeout ------------------------------------------------------------------------
+    def enable_ageing(self) -> None:
+        """Time-stamp every hit from now on (a table whose entries have an idle timeout).
+
+        Only such tables pay for it, and only one clock read and one attribute store per hit:
+        the lookup is wrapped, ``TableNode.apply`` is unchanged. Finding expired entries is the
+        sweeper's job (:meth:`sweep_idle`), never the packet path's.
+        """
+        if self.ageing:
+            return
+        inner = self.lookup
+        now = time.monotonic
+
+        def lookup(f: list[int]) -> Entry | None:
+            e = inner(f)
+            if e is not None:
+                e.last_hit = now()
+            return e
+
+        self.lookup = lookup
+        self.ageing = True
+
+    def set_idle_timeout(self, e: Entry, timeout_ns: int, reset: bool) -> None:
+        """Give ``e`` an idle timeout (0: none); ``reset`` (an insert) starts its idle time now."""
+        if timeout_ns:
+            self.enable_ageing()
+        if reset:
+            e.last_hit = time.monotonic()
+        if timeout_ns != e.idle_ns:
+            e.aged = False
+        e.idle_ns = timeout_ns
+
+    def sweep_idle(self, now: float) -> list[Entry]:
+        """Entries whose idle time has passed their timeout and were not already reported as
+        expired at the previous sweep (BMv2's AgeingMonitor: one report per expiry; an entry
+        hit since then can expire, and be reported, again). Cost: one pass over the entries."""
+        out: list[Entry] = []
+        for e in self.entries.values():
+            if not e.idle_ns:
+                continue
+            if (now - e.last_hit) * 1e9 >= e.idle_ns:
+                if not e.aged:
+                    e.aged = True
+                    out.append(e)
+            else:
+                e.aged = False
+        return out
 
     # -- lookup ------------------------------------------------------------------------------
     def _lookup_exact_single(self, f: list[int]) -> Entry | None:

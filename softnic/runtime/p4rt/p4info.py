@@ -52,6 +52,9 @@ class TableInfo:
     # False for a table p4c's mid end removed from the JSON but kept in the P4Info (BMv2 loads
     # that pair): wildcard reads skip it, a request naming it gets the engine's NOT_FOUND.
     in_json: bool = True
+    # P4Info idle_timeout_behavior NOTIFY_CONTROL (p4c: support_timeout = true): entries may
+    # have an idle_timeout_ns.
+    supports_timeout: bool = False
 
 
 @dataclass
@@ -144,7 +147,8 @@ class P4InfoIndex:
             const_default_action_id=t.const_default_action_id,
             is_const=t.is_const_table, size=t.size,
             needs_priority=any(f.match_type in _PRIORITY_TYPES for f in fields),
-            has_action_profile=t.implementation_id != 0)
+            has_action_profile=t.implementation_id != 0,
+            supports_timeout=t.idle_timeout_behavior == p4info_pb2.Table.NOTIFY_CONTROL)
 
     def _struct_members(self, spec: p4info_pb2.P4DataTypeSpec) -> list[FieldInfo]:
         """Digest members, in declaration order, with their bitwidths (0 if not a bitstring)."""
@@ -157,8 +161,13 @@ class P4InfoIndex:
         for i, m in enumerate(struct.members):
             bs = m.type_spec.bitstring
             width = bs.bit.bitwidth or bs.int.bitwidth or bs.varbit.max_bitwidth
-            if m.type_spec.WhichOneof("type_spec") == "bool":
+            kind = m.type_spec.WhichOneof("type_spec")
+            if kind == "bool":
                 width = 1
+            elif kind == "serializable_enum":  # p4c names the enum; its width is in type_info
+                enums = self.info.type_info.serializable_enums
+                enum = enums.get(m.type_spec.serializable_enum.name)
+                width = enum.underlying_type.bitwidth if enum is not None else 0
             out.append(FieldInfo(i + 1, m.name, width))
         return out
 

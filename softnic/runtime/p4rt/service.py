@@ -37,6 +37,7 @@ from .errors import (
     permission_denied,
     unimplemented,
 )
+from .idle import IdleSweeper
 from .pipeline import PipelineConfig, verify
 from .pre import PreHandler
 from .streams import Stream
@@ -104,7 +105,7 @@ class _Committed:
 
 class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
     def __init__(self, switch: SwitchAPI, device_id: int = 0, cpu_port: int | None = None,
-                 emit: Emit | None = None) -> None:
+                 emit: Emit | None = None, idle_sweep_s: float = 1.0) -> None:
         self.switch = switch
         self.device_id = device_id
         self.cpu_port = cpu_port
@@ -112,6 +113,8 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.arbiter = Arbiter(device_id)
         self.digests = DigestManager(self._send_to_primary)
         self.pre = PreHandler(switch)
+        # idle timeouts: swept every idle_sweep_s (BMv2's AgeingMonitor default: 1000 ms)
+        self.idle = IdleSweeper(switch, self._send_to_primary, idle_sweep_s)
         self._lock = threading.Lock()
         self._current: _Committed | None = None
         self._saved: PipelineConfig | None = None
@@ -124,6 +127,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.switch.set_packet_in_handler(None)
         self.switch.set_digest_handler(None)
         self.digests.stop()
+        self.idle.stop()
         for s in list(self._streams):
             s.close()
 
@@ -202,6 +206,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
         self.digests.reset(cfg.index)
         self.pre.reset()
         self._current = _Committed(cfg, Entities(self.switch, cfg.index, self.digests, self.pre))
+        self.idle.reset(cfg.index)
         log.info("pipeline committed: %d tables", len(cfg.index.tables))
 
     def GetForwardingPipelineConfig(self, request, context):

@@ -9,6 +9,7 @@ resources are only MODIFYed, addressed by their table entry.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 from p4.v1 import p4runtime_pb2
@@ -17,7 +18,8 @@ from softnic.runtime.api import SwitchAPI, TableEntry
 
 from . import translate
 from .engine import engine_errors
-from .errors import P4RTError, invalid, not_found, permission_denied, unimplemented
+from .errors import P4RTError, invalid, not_found, permission_denied
+from .idle import engine_table, time_since_last_hit_ns
 from .p4info import P4InfoIndex, TableInfo
 
 Update = p4runtime_pb2.Update
@@ -36,7 +38,14 @@ class TableHandler:
     def write(self, op: int, msg: p4runtime_pb2.TableEntry) -> None:
         t = self.index.table(msg.table_id)
         if msg.idle_timeout_ns:
-            raise unimplemented("idle timeout is not supported")
+            if msg.is_default_action:
+                raise invalid(f"table {t.name}: the default entry cannot have an idle timeout")
+            if op != Update.DELETE and not t.supports_timeout:
+                # P4Runtime spec: only for tables with idle_timeout_behavior NOTIFY_CONTROL
+                raise invalid(f"table {t.name} does not support idle timeouts "
+                              "(no support_timeout = true in the P4 program)")
+            if msg.idle_timeout_ns < 0:
+                raise invalid(f"table {t.name}: idle_timeout_ns must not be negative")
         if msg.is_default_action:
             self._write_default(op, t, msg)
             return
@@ -46,16 +55,37 @@ class TableHandler:
             entry = translate.decode_entry(self.index, t, msg, with_action=True)
             with engine_errors(f"insert into {t.name}"):
                 self.switch.table_add(t.name, entry)
+            if msg.idle_timeout_ns:
+                self._set_idle_timeout(t, entry, msg.idle_timeout_ns, reset=True)
         elif op == Update.MODIFY:
             entry = translate.decode_entry(self.index, t, msg, with_action=True)
             with engine_errors(f"modify in {t.name}"):
                 self.switch.table_modify(t.name, entry)
+            if t.supports_timeout:  # a MODIFY sets the timeout it carries (0: none)
+                self._set_idle_timeout(t, entry, msg.idle_timeout_ns, reset=False)
         elif op == Update.DELETE:
             entry = translate.decode_entry(self.index, t, msg, with_action=False)
             with engine_errors(f"delete from {t.name}"):
                 self.switch.table_delete(t.name, entry.key, entry.priority)
         else:
             raise invalid(f"unknown update type {op}")
+
+    def _set_idle_timeout(self, t: TableInfo, entry: TableEntry, timeout_ns: int,
+                          reset: bool) -> None:
+        with engine_errors(f"idle timeout in {t.name}"), engine_table(self.switch, t.name) as et:
+            et.set_idle_timeout(et.find(entry.key, entry.priority), timeout_ns, reset)
+
+    def _idle_state(self, t: TableInfo, e: TableEntry, out: p4runtime_pb2.TableEntry,
+                    with_hit_time: bool) -> None:
+        """``idle_timeout_ns`` of a read entry, and ``time_since_last_hit`` when the request
+        asks for it (an entry with no timeout reports the time since its insertion or last hit
+        too, as PI does for a table that supports timeouts)."""
+        with engine_errors(f"read {t.name}"), engine_table(self.switch, t.name) as et:
+            ee = et.find(e.key, e.priority)
+            now = time.monotonic()
+            out.idle_timeout_ns = ee.idle_ns
+            if with_hit_time:
+                out.time_since_last_hit.elapsed_ns = time_since_last_hit_ns(ee, now)
 
     def _write_default(self, op: int, t: TableInfo, msg: p4runtime_pb2.TableEntry) -> None:
         if op != Update.MODIFY:
@@ -91,6 +121,7 @@ class TableHandler:
 
     def read(self, req: p4runtime_pb2.TableEntry) -> Iterator[p4runtime_pb2.Entity]:
         with_counters = req.HasField("counter_data")
+        with_hit_time = req.HasField("time_since_last_hit")
         for t in self._tables(req.table_id):
             if req.is_default_action:
                 yield self._default_entity(t)
@@ -98,6 +129,8 @@ class TableHandler:
             for e in self._entries(t, req):
                 ent = p4runtime_pb2.Entity()
                 translate.encode_entry(self.index, t, e, ent.table_entry, with_counters)
+                if t.supports_timeout and not e.is_const:
+                    self._idle_state(t, e, ent.table_entry, with_hit_time)
                 yield ent
 
     def _default_entity(self, t: TableInfo) -> p4runtime_pb2.Entity:

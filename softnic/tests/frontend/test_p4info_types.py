@@ -97,3 +97,13 @@ def test_enum_match_field(tmp_path: Path) -> None:
         ("reason", 8, False)]
     assert t.idle_timeout_behavior == p4info_pb2.Table.NO_TIMEOUT
     assert list(p4.type_info.serializable_enums) == ["Reason_t"]
+
+
+def test_runtime_reads_enum_digest_member_width(tmp_path: Path) -> None:
+    """softnic's P4Runtime service takes a digest member's width from the serializable enum the
+    P4Info names (12 bits for Tag_t), as it does from a bit string."""
+    from softnic.runtime.p4rt.p4info import P4InfoIndex
+
+    index = P4InfoIndex(_p4info(tmp_path, BODY))
+    [digest] = index.digests.values()
+    assert [(f.name, f.bitwidth) for f in digest.members] == [("tag", 12), ("a", 8)]

@@ -1,0 +1,114 @@
+"""Idle timeouts of table entries (P4Runtime: ``idle_timeout_ns``, IdleTimeoutNotification).
+
+For a table whose P4Info has ``idle_timeout_behavior: NOTIFY_CONTROL`` (p4c: ``support_timeout =
+true``) an entry may carry ``idle_timeout_ns``. The engine time-stamps each hit of such an entry
+(:meth:`softnic.runtime.tables.Table.enable_ageing`); a sweeper thread wakes every
+``interval_s`` (BMv2's AgeingMonitor sweeps every 1000 ms by default) and, for each such table,
+reports the entries whose idle time has passed their timeout in one IdleTimeoutNotification to
+the primary client. As in BMv2, an entry is reported once per expiry (it is reported again only
+after a hit has made it live again) and is never deleted: the controller decides. A sweep costs
+one pass over the entries of the tables that support timeouts, under the switch lock; the packet
+path does no sweeping.
+
+The notification's entries carry the table id, match, priority and ``idle_timeout_ns``: what a
+controller needs to delete them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from p4.v1 import p4runtime_pb2
+
+from softnic.runtime.api import SwitchAPI
+from softnic.runtime.tables import Entry, Table
+
+from . import translate
+from .errors import unimplemented
+from .p4info import P4InfoIndex
+
+log = logging.getLogger("softnic.p4rt")
+
+Send = Callable[[p4runtime_pb2.StreamMessageResponse], bool]
+
+
+@contextlib.contextmanager
+def engine_table(switch: SwitchAPI, name: str) -> Iterator[Table]:
+    """The engine's table ``name`` with the switch lock held (packets wait meanwhile).
+
+    The SwitchAPI has no call for per-entry ageing state, so this reaches into softnic's
+    in-process Switch (``ControlPlane._table`` and ``_lock``); another engine is refused."""
+    lock: Any = getattr(switch, "_lock", None)
+    find: Any = getattr(switch, "_table", None)
+    if lock is None or find is None:
+        raise unimplemented("idle timeouts need softnic's in-process switch")
+    with lock:
+        yield find(name).table
+
+
+def time_since_last_hit_ns(e: Entry, now: float) -> int:
+    return max(0, int((now - e.last_hit) * 1e9))
+
+
+class IdleSweeper:
+    """The sweeper thread of one P4Runtime service."""
+
+    def __init__(self, switch: SwitchAPI, send: Send, interval_s: float = 1.0) -> None:
+        self.switch = switch
+        self.send = send
+        self.interval_s = interval_s
+        self.index: P4InfoIndex | None = None
+        self.notifications = 0  # sent (or offered) IdleTimeoutNotifications
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="p4rt-idle-sweeper", daemon=True)
+        self._thread.start()
+
+    def reset(self, index: P4InfoIndex | None) -> None:
+        """A new pipeline: its tables are swept from now on (its entries start empty)."""
+        self.index = index
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.sweep()
+            except Exception:  # a bug here must not end the sweeps
+                log.exception("idle-timeout sweep failed")
+
+    def sweep(self, now: float | None = None) -> list[p4runtime_pb2.IdleTimeoutNotification]:
+        """One sweep; returns the notifications it sent (one per table with newly idle entries)."""
+        index = self.index
+        if index is None:
+            return []
+        sent = []
+        for t in index.tables.values():
+            if not t.supports_timeout or not t.in_json:
+                continue
+            try:
+                with engine_table(self.switch, t.name) as table:
+                    when = time.monotonic() if now is None else now
+                    expired = [(list(e.mk), e.priority, e.idle_ns)
+                               for e in table.sweep_idle(when)]
+            except Exception:  # the pipeline changed under us: the next sweep sees the new one
+                continue
+            if not expired:
+                continue
+            msg = p4runtime_pb2.StreamMessageResponse()
+            note = msg.idle_timeout_notification
+            note.timestamp = time.time_ns()
+            for key, priority, idle_ns in expired:
+                out = note.table_entry.add(table_id=t.id, priority=priority,
+                                           idle_timeout_ns=idle_ns)
+                translate.encode_key(t, key, out)
+            self.send(msg)
+            self.notifications += 1
+            sent.append(note)
+        return sent
