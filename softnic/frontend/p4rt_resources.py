@@ -42,6 +42,7 @@ from softnic.frontend.check import Checker, annotation, annotation_string, err
 from softnic.frontend.check.callinfo import CallInfo
 from softnic.frontend.desugar import InlinedApply, walk
 from softnic.frontend.lower_expr import ExprLowerer
+from softnic.frontend.p4rt_types import note_ser_enum
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.resources import (
     ActionInfo,
@@ -270,7 +271,8 @@ class ResourceCollector:
             return
         self.digests_seen.add(t.name)
         self.res.digests.append(
-            DigestInfo(t.name, [StructFieldInfo(fn, bit_width(ft)) for fn, ft in t.fields]))
+            DigestInfo(t.name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft))
+                                for fn, ft in t.fields]))
 
     # ------------------------------------------------------------------ actions and tables
 
@@ -288,7 +290,8 @@ class ResourceCollector:
             assert t is not None
             # the control-plane name: @name keeps it when desugaring renamed the parameter
             pname = annotation_string(p, "name") or p.name
-            params.append(ActionParamInfo(pname, bit_width(t), p4info_annotations(p)))
+            params.append(ActionParamInfo(pname, bit_width(t), p4info_annotations(p),
+                                          ser_enum=note_ser_enum(self.res, t)))
         self.straight(d.body.stmts)
         self.res.actions.append(
             ActionInfo(sym.qualified, params, p4info_annotations(d), annotated_id(d)))
@@ -307,9 +310,10 @@ class ResourceCollector:
         match_fields: list[MatchFieldInfo] = []
         for k in props["key"].keys if "key" in props else []:
             kname = annotation_string(k, "name") or show_expr(k.expr)
-            width = bit_width(self.chk.types[id(k.expr)])
-            match_fields.append(MatchFieldInfo(kname, width, MATCH_TYPES[k.match_kind],
-                                               p4info_annotations(k)))
+            ktype = self.chk.types[id(k.expr)]
+            match_fields.append(MatchFieldInfo(kname, bit_width(ktype), MATCH_TYPES[k.match_kind],
+                                               p4info_annotations(k),
+                                               ser_enum=note_ser_enum(self.res, ktype)))
         scope = self.chk.scopes[id(d)]
         action_syms: list[Sym] = []
         refs: list[ActionRefInfo] = []
@@ -335,6 +339,8 @@ class ResourceCollector:
         size = self.chk.consts.get(id(props["size"]), 1024) if "size" in props else 1024
         info = TableInfo(sym.qualified, match_fields, refs, size=size,
                          annotations=p4info_annotations(d), id=annotated_id(d))
+        if "support_timeout" in props:
+            info.support_timeout = bool(self.consts.const(props["support_timeout"].value))
         if "counters" in props:
             info.direct_counters.append(self.direct("counter", props["counters"].value,
                                                     sym.qualified))
@@ -392,7 +398,8 @@ class ResourceCollector:
             name = annotation_string(sym.decl, "controller_header")
             if name is not None:
                 self.res.controller_headers.append(ControllerHeaderInfo(
-                    name, [StructFieldInfo(fn, bit_width(ft)) for fn, ft in t.fields],
+                    name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft))
+                           for fn, ft in t.fields],
                     p4info_annotations(sym.decl), annotated_id(sym.decl), type_name=sym.name))
 
     def instances(self, controls: list[ast.ControlDecl], parser_d: ast.ParserDecl) -> None:

@@ -24,6 +24,7 @@ from softnic.frontend.desugar import desugar
 from softnic.frontend.passes.eliminate_tuples import eliminate_tuples
 from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
+from softnic.frontend.passes.move_initializers import move_initializers
 from softnic.frontend.passes.remove_aliases import remove_aliases
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
@@ -34,10 +35,11 @@ Pass = Callable[[ast.Program], object]
 # (name, pass), in the order p4c runs the passes they mirror.
 PASSES: list[tuple[str, Pass]] = [
     # -- front end (frontends/p4/frontend.cpp)
-    # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, MoveInitializers,
-    # RemoveParserControlFlow: one module today (softnic.frontend.desugar).
+    # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, RemoveParserControlFlow:
+    # one module today (softnic.frontend.desugar).
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
     ("SpecializeGenericFunctions", specialize_functions),  # one copy per type arguments
+    ("MoveInitializers", move_initializers),  # control/parser-level initializers -> statements
     ("SideEffectOrdering", side_effect_ordering),  # evaluation order made explicit
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
