@@ -26,6 +26,18 @@ def decode(data: bytes, bitwidth: int, what: str) -> int:
     return value
 
 
+def decode_padded(data: bytes, bitwidth: int, what: str) -> int:
+    """Decode as PI's bytestring_p4rt_to_pi does for PacketOut metadata: any length, extra
+    leading zero bytes allowed, only the value must fit in ``bitwidth`` bits (the tutorials'
+    p4runtime_lib sends ``value.to_bytes(bitwidth, "big")``: 8 bytes for an 8-bit field)."""
+    if len(data) == 0:
+        raise invalid(f"{what}: empty bytestring")
+    value = int.from_bytes(data, "big")
+    if value >> bitwidth:
+        raise invalid(f"{what}: value 0x{value:x} does not fit in {bitwidth} bits")
+    return value
+
+
 def encode(value: int) -> bytes:
     """Canonical bytestring: the fewest bytes holding ``value``, one zero byte for 0."""
     if value < 0:

@@ -350,7 +350,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             f = info.fields_by_id.get(m.metadata_id) if info else None
             if f is None:
                 raise invalid(f"packet-out: unknown metadata id {m.metadata_id}")
-            values[f.name] = bytestr.decode(m.value, f.bitwidth, f"packet_out {f.name}")
+            values[f.name] = bytestr.decode_padded(m.value, f.bitwidth, f"packet_out {f.name}")
         if info is not None:
             for f in info.fields:
                 values.setdefault(f.name, 0)
