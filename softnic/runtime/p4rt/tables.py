@@ -37,6 +37,8 @@ class TableHandler:
     # -- writes
     def write(self, op: int, msg: p4runtime_pb2.TableEntry) -> None:
         t = self.index.table(msg.table_id)
+        if msg.HasField("time_since_last_hit"):  # PI's wording
+            raise invalid("has_time_since_last_hit must not be set in WriteRequest")
         if msg.idle_timeout_ns:
             if msg.is_default_action:
                 raise invalid(f"table {t.name}: the default entry cannot have an idle timeout")

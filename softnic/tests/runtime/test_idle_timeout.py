@@ -166,3 +166,11 @@ def test_timeout_on_a_table_without_support_timeout_is_invalid(env: Env) -> None
     [err] = write_errors(exc.value)
     assert err.canonical_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert env.client.read(pb.Entity(table_entry=pb.TableEntry(table_id=env.u))) == []
+    # time_since_last_hit is read-only (PI refuses it in a write)
+    e = env.entry(5, 300 * MS)
+    e.time_since_last_hit.elapsed_ns = 1
+    with pytest.raises(grpc.RpcError) as exc:
+        env.client.write(update("INSERT", "table_entry", e))
+    [err] = write_errors(exc.value)
+    assert err.canonical_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert "time_since_last_hit" in err.message
