@@ -100,6 +100,37 @@ def annotated_id(node: Any) -> int | None:
         raise err(a, f"@id({a.raw}): expected an integer") from exc
 
 
+def has_return(stmts: list[Any]) -> bool:
+    """Whether an apply block has a ``return`` (not counting inlined controls' own)."""
+    for s in stmts:
+        if isinstance(s, ast.ReturnStmt):
+            return True
+        if isinstance(s, InlinedApply):
+            continue
+        if isinstance(s, ast.BlockStmt) and has_return(s.stmts):
+            return True
+        if isinstance(s, ast.IfStmt) and has_return(
+                [s.then] + ([s.other] if s.other is not None else [])):
+            return True
+        if isinstance(s, ast.SwitchStmt) and any(
+                c.body is not None and has_return(c.body.stmts) for c in s.cases):
+            return True
+    return False
+
+
+def leaves(s: Any) -> bool:
+    """Whether statement ``s`` certainly ends the block (p4c RemoveReturns' "returned: yes")."""
+    if isinstance(s, (ast.ReturnStmt, ast.ExitStmt)):
+        return True
+    if isinstance(s, InlinedApply):
+        return False
+    if isinstance(s, ast.BlockStmt):
+        return any(leaves(x) for x in s.stmts)
+    if isinstance(s, ast.IfStmt):
+        return s.other is not None and leaves(s.then) and leaves(s.other)
+    return False
+
+
 def collect_resources(chk: Checker, program_name: str) -> ProgramResources:
     """The control-plane resources of the program ``chk`` has checked (``chk.run()`` done)."""
     return ResourceCollector(chk, program_name).collect()
@@ -150,17 +181,24 @@ class ResourceCollector:
     # ------------------------------------------------------------------ apply blocks
 
     def control(self, d: ast.ControlDecl) -> None:
-        self.seq(d.apply.stmts)
+        self.seq(d.apply.stmts, has_return(d.apply.stmts))
 
-    def seq(self, stmts: list[Any]) -> None:
-        """A statement list of an apply block: what runs after an ``exit``/``return`` is never
-        built, and runs of plain statements keep their order while everything else is visited
-        last to first."""
+    def seq(self, stmts: list[Any], returns: bool) -> None:
+        """A statement list of an apply block whose control (or inlined control) has a
+        ``return`` somewhere when ``returns``; runs of plain statements keep their order while
+        everything else is visited last to first.
+
+        What follows a ``return`` is dead code p4c's front end drops (RemoveReturns, then
+        RemoveAllUnusedDeclarations drops a table applied only there). It drops what follows an
+        ``exit`` too, or an ``if`` whose branches both leave, but only in a control that has a
+        ``return`` (RemoveReturns leaves a control without one alone): otherwise such a table
+        survives the front end and is in p4c's P4Info, only the mid end removes it from the
+        JSON (p4c's key_after_exit-frontend.p4 keeps ``exit; simple_table_0.apply();``)."""
         for i, s in enumerate(stmts):
             if isinstance(s, ast.ReturnStmt):
                 stmts = stmts[:i]
                 break
-            if isinstance(s, ast.ExitStmt):
+            if returns and leaves(s):
                 stmts = stmts[: i + 1]
                 break
         segments: list[list[Any]] = []
@@ -173,7 +211,7 @@ class ResourceCollector:
             if self.is_plain(seg[0]):
                 self.straight(seg)
             else:
-                self.node(seg[0])
+                self.node(seg[0], returns)
 
     def is_plain(self, s: Any) -> bool:
         """Statements that end up in a synthesized action (no table, no conditional node)."""
@@ -188,9 +226,11 @@ class ResourceCollector:
             return not (info.kind == "builtin" and info.name == "apply")
         return False
 
-    def node(self, s: Any) -> None:
-        if isinstance(s, (InlinedApply, ast.BlockStmt)):
-            self.seq(s.stmts)
+    def node(self, s: Any, returns: bool) -> None:
+        if isinstance(s, InlinedApply):  # p4c ran RemoveReturns on the control before inlining
+            self.seq(s.stmts, has_return(s.stmts))
+        elif isinstance(s, ast.BlockStmt):
+            self.seq(s.stmts, returns)
         elif isinstance(s, ast.CallStmt):
             info = self.chk.calls[id(s.call)]
             if info.kind != "action":
@@ -198,16 +238,16 @@ class ResourceCollector:
             else:
                 self.action(info.sym)  # listed even when the mid end inlines the call
         elif isinstance(s, ast.IfStmt):
-            self.seq([s.then])
+            self.seq([s.then], returns)
             if s.other is not None:
-                self.seq([s.other])
+                self.seq([s.other], returns)
             applied = self.hit_miss_apply(s.cond)
             if applied is not None:
                 self.apply_table(applied)
         elif isinstance(s, ast.SwitchStmt):
             for c in s.cases:
                 if c.body is not None:
-                    self.seq(c.body.stmts)
+                    self.seq(c.body.stmts, returns)
             if isinstance(self.chk.types.get(id(s.expr)), ActionEnumT):
                 assert isinstance(s.expr, ast.Member) and isinstance(s.expr.expr, ast.Call)
                 self.apply_table(s.expr.expr)

@@ -265,8 +265,10 @@ def test_the_cases_reach_every_kind_of_object() -> None:
     tables = texts["inline_tables"]
     # built last to first: the table applied last in the source comes first
     assert tables.index('name: "I.third"') < tables.index('name: "I.first"')
-    for absent in ("I.after_exit", "I.never_applied"):
-        assert absent not in tables
+    assert "I.never_applied" not in tables
+    # applied only after an exit in a control without a return: p4c's front end keeps it (its
+    # RemoveReturns leaves such a control alone; key_after_exit-frontend.p4), so it is listed
+    assert 'name: "I.after_exit"' in tables
     inlined = texts["inline_inlined"]
     assert "I.sub1.s_tab" in inlined and "I.sub2.s_tab" in inlined
     assert "I.unreachable" not in inlined
