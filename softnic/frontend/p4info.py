@@ -255,6 +255,8 @@ class _Builder:
             for i, p in enumerate(a.params, start=1):
                 param = msg.params.add(id=i, name=p.name, bitwidth=p.bitwidth)
                 param.annotations.extend(p.annotations)
+                if p.type_name:
+                    param.type_name.name = p.type_name
         self._counters()
         self._meters()
         for r in _dedupe(res.registers):
@@ -270,6 +272,10 @@ class _Builder:
         for ch in _dedupe(res.controller_headers):
             self._controller_header(ch)
         self._ser_enums()
+        for name, width in self.res.new_types.items():
+            # p4c's TypeSpecConverter: the underlying type of a ``type`` declaration
+            spec = self.p4info.type_info.new_types[name]
+            spec.original_type.bitstring.bit.bitwidth = width
         return self.p4info
 
     def _ser_enums(self) -> None:
@@ -292,6 +298,8 @@ class _Builder:
                 p4info_pb2.MatchField.MatchType, mf.match_type, f"match kind of {t.name} {mf.name}"
             )
             field.annotations.extend(mf.annotations)
+            if mf.type_name:
+                field.type_name.name = mf.type_name
         for ref in t.action_refs:
             out = msg.action_refs.add(id=self.ids.id_of(ACTION, ref.name))
             out.scope = _enum(p4info_pb2.ActionRef.Scope, ref.scope, f"action scope of {t.name}")
@@ -361,6 +369,8 @@ class _Builder:
             member = struct.members.add(name=f.name)
             if f.ser_enum:  # p4c's TypeSpecConverter names the enum instead of its bits
                 member.type_spec.serializable_enum.name = f.ser_enum
+            elif f.type_name:  # ... and the ``type`` declaration
+                member.type_spec.new_type.name = f.type_name
             else:
                 member.type_spec.bitstring.bit.bitwidth = f.bitwidth
 
@@ -373,7 +383,9 @@ class _Builder:
         self._preamble(msg.preamble, CONTROLLER_HEADER, ch.name, annotations, symbol=symbol)
         msg.preamble.alias = ch.name  # p4c: the annotation value is both name and alias
         for i, f in enumerate(ch.fields, start=1):
-            msg.metadata.add(id=i, name=f.name, bitwidth=f.bitwidth)
+            md = msg.metadata.add(id=i, name=f.name, bitwidth=f.bitwidth)
+            if f.type_name:
+                md.type_name.name = f.type_name
 
 
 _SCOPE_ANNOTATIONS = {"DEFAULT_ONLY": "@defaultonly", "TABLE_ONLY": "@tableonly"}

@@ -42,7 +42,12 @@ from softnic.frontend.check import Checker, annotation, annotation_string, err
 from softnic.frontend.check.callinfo import CallInfo
 from softnic.frontend.desugar import InlinedApply, walk
 from softnic.frontend.lower_expr import ExprLowerer
-from softnic.frontend.p4rt_types import note_ser_enum
+from softnic.frontend.p4rt_types import (
+    field_new_type,
+    key_new_type,
+    note_new_type,
+    note_ser_enum,
+)
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.resources import (
     ActionInfo,
@@ -311,7 +316,8 @@ class ResourceCollector:
             return
         self.digests_seen.add(t.name)
         self.res.digests.append(
-            DigestInfo(t.name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft))
+            DigestInfo(t.name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft),
+                                                field_new_type(self.res, self.chk, t.name, fn))
                                 for fn, ft in t.fields]))
 
     # ------------------------------------------------------------------ actions and tables
@@ -331,7 +337,8 @@ class ResourceCollector:
             # the control-plane name: @name keeps it when desugaring renamed the parameter
             pname = annotation_string(p, "name") or p.name
             params.append(ActionParamInfo(pname, bit_width(t), p4info_annotations(p),
-                                          ser_enum=note_ser_enum(self.res, t)))
+                                          ser_enum=note_ser_enum(self.res, t),
+                                          type_name=note_new_type(self.res, self.chk, p.type)))
         self.straight(d.body.stmts)
         self.res.actions.append(
             ActionInfo(sym.qualified, params, p4info_annotations(d), annotated_id(d)))
@@ -353,7 +360,9 @@ class ResourceCollector:
             ktype = self.chk.types[id(k.expr)]
             match_fields.append(MatchFieldInfo(kname, bit_width(ktype), MATCH_TYPES[k.match_kind],
                                                p4info_annotations(k),
-                                               ser_enum=note_ser_enum(self.res, ktype)))
+                                               ser_enum=note_ser_enum(self.res, ktype),
+                                               type_name=key_new_type(self.res, self.chk,
+                                                                      k.expr)))
         scope = self.chk.scopes[id(d)]
         action_syms: list[Sym] = []
         refs: list[ActionRefInfo] = []
@@ -438,7 +447,8 @@ class ResourceCollector:
             name = annotation_string(sym.decl, "controller_header")
             if name is not None:
                 self.res.controller_headers.append(ControllerHeaderInfo(
-                    name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft))
+                    name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft),
+                                           field_new_type(self.res, self.chk, sym.name, fn))
                            for fn, ft in t.fields],
                     p4info_annotations(sym.decl), annotated_id(sym.decl), type_name=sym.name))
 

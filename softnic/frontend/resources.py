@@ -22,6 +22,7 @@ class MatchFieldInfo:
     match_type: str  # "EXACT" | "LPM" | "TERNARY" | "RANGE" | "OPTIONAL"
     annotations: list[str] = field(default_factory=list)
     ser_enum: str = ""  # the serializable enum type of the key, if any (P4Info type_info)
+    type_name: str = ""  # its ``type`` (newtype) declaration, if any: P4Info type_name
 
 
 @dataclass
@@ -30,6 +31,7 @@ class ActionParamInfo:
     bitwidth: int
     annotations: list[str] = field(default_factory=list)
     ser_enum: str = ""  # the serializable enum type of the parameter, if any
+    type_name: str = ""  # its ``type`` (newtype) declaration, if any: P4Info type_name
 
 
 @dataclass
@@ -102,6 +104,7 @@ class StructFieldInfo:
     name: str
     bitwidth: int
     ser_enum: str = ""  # the serializable enum type of the field, if any
+    type_name: str = ""  # its ``type`` (newtype) declaration, if any: P4Info type_name
 
 
 @dataclass
@@ -147,3 +150,4 @@ class ProgramResources:
     digests: list[DigestInfo] = field(default_factory=list)
     controller_headers: list[ControllerHeaderInfo] = field(default_factory=list)
     ser_enums: dict[str, SerEnumInfo] = field(default_factory=dict)  # by type name
+    new_types: dict[str, int] = field(default_factory=dict)  # ``type bit<W> T``: T -> W

@@ -107,3 +107,48 @@ def test_runtime_reads_enum_digest_member_width(tmp_path: Path) -> None:
     index = P4InfoIndex(_p4info(tmp_path, BODY))
     [digest] = index.digests.values()
     assert [(f.name, f.bitwidth) for f in digest.members] == [("tag", 12), ("a", 8)]
+
+
+NEWTYPE_DECLS = """
+type bit<9> PortId_t;
+typedef PortId_t PortAlias_t;
+@controller_header("packet_in")
+header packet_in_t { PortId_t port; bit<7> pad; }
+struct learn2_t { PortAlias_t port; bit<8> a; }
+"""
+
+NEWTYPE_BODY = """
+  PortId_t local_port = (PortId_t)(bit<9>)hdr.h.b;
+  action fwd(PortId_t p) { sm.egress_spec = (bit<9>)p; }
+  action learn() { digest<learn2_t>(1, {(PortAlias_t)(bit<9>)hdr.h.a, hdr.h.a}); }
+  table t {
+    key = { local_port : exact @name("port"); hdr.h.a : exact; }
+    actions = { fwd; learn; }
+  }
+  apply { sm.egress_spec = 1; t.apply(); }
+"""
+
+
+def test_newtype_names_and_new_types(tmp_path: Path) -> None:
+    src = program(NEWTYPE_BODY).replace("#include <v1model.p4>\n",
+                                        "#include <v1model.p4>\n" + NEWTYPE_DECLS, 1)
+    _, res = compile_text(tmp_path, src)
+    p4 = build_p4info(res)
+    [t] = p4.tables
+    assert [(f.name, f.bitwidth, f.type_name.name) for f in t.match_fields] == [
+        ("port", 9, "PortId_t"), ("hdr.h.a", 8, "")]
+    [fwd] = [a for a in p4.actions if a.preamble.name == "I.fwd"]
+    assert [(p.name, p.bitwidth, p.type_name.name) for p in fwd.params] == [
+        ("p", 9, "PortId_t")]
+    [ch] = p4.controller_packet_metadata
+    assert [(m.name, m.bitwidth, m.type_name.name) for m in ch.metadata] == [
+        ("port", 9, "PortId_t"), ("pad", 7, "")]
+    want = type(p4.type_info)()
+    text_format.Parse("""
+      new_types { key: "PortId_t" value {
+        original_type { bitstring { bit { bitwidth: 9 } } } } }
+      structs { key: "learn2_t" value {
+        members { name: "port" type_spec { new_type { name: "PortId_t" } } }
+        members { name: "a" type_spec { bitstring { bit { bitwidth: 8 } } } } } }
+    """, want)
+    assert p4.type_info == want
