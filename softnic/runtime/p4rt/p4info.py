@@ -168,6 +168,9 @@ class P4InfoIndex:
                 enums = self.info.type_info.serializable_enums
                 enum = enums.get(m.type_spec.serializable_enum.name)
                 width = enum.underlying_type.bitwidth if enum is not None else 0
+            elif kind == "new_type":  # a ``type`` declaration: its original bit string
+                new = self.info.type_info.new_types.get(m.type_spec.new_type.name)
+                width = new.original_type.bitstring.bit.bitwidth if new is not None else 0
             out.append(FieldInfo(i + 1, m.name, width))
         return out
 

@@ -152,3 +152,13 @@ def test_newtype_names_and_new_types(tmp_path: Path) -> None:
         members { name: "a" type_spec { bitstring { bit { bitwidth: 8 } } } } } }
     """, want)
     assert p4.type_info == want
+
+
+def test_runtime_reads_newtype_digest_member_width(tmp_path: Path) -> None:
+    from softnic.runtime.p4rt.p4info import P4InfoIndex
+
+    src = program(NEWTYPE_BODY).replace("#include <v1model.p4>\n",
+                                        "#include <v1model.p4>\n" + NEWTYPE_DECLS, 1)
+    _, res = compile_text(tmp_path, src)
+    [digest] = P4InfoIndex(build_p4info(res)).digests.values()
+    assert [(f.name, f.bitwidth) for f in digest.members] == [("port", 9), ("a", 8)]
