@@ -24,8 +24,13 @@ from softnic.frontend.desugar import desugar
 from softnic.frontend.passes.eliminate_tuples import eliminate_tuples
 from softnic.frontend.passes.inline_actions import inline_actions
 from softnic.frontend.passes.inline_parsers import inline_parsers
+from softnic.frontend.passes.instantiate_direct_calls import instantiate_direct_calls
+from softnic.frontend.passes.local_copy_propagation import local_copy_propagation
 from softnic.frontend.passes.move_initializers import move_initializers
 from softnic.frontend.passes.remove_aliases import remove_aliases
+from softnic.frontend.passes.remove_instance_parameterized_blocks import (
+    remove_instance_parameterized_blocks,
+)
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
 from softnic.frontend.passes.specialize_functions import specialize_functions
@@ -37,16 +42,20 @@ PASSES: list[tuple[str, Pass]] = [
     # -- front end (frontends/p4/frontend.cpp)
     # UniqueNames/ResolveReferences, InlineControls/InlineFunctions, RemoveParserControlFlow:
     # one module today (softnic.frontend.desugar).
+    ("InstantiateDirectCalls", instantiate_direct_calls),  # Sub.apply() -> an instance
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
     ("SpecializeGenericFunctions", specialize_functions),  # one copy per type arguments
     ("MoveInitializers", move_initializers),  # control/parser-level initializers -> statements
     ("SideEffectOrdering", side_effect_ordering),  # evaluation order made explicit
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
+    # blocks taking an instance argument, all inlined
+    ("RemoveAllUnusedDeclarations", remove_instance_parameterized_blocks),
     # -- mid end from here on (MID_END): the P4Info is collected before these run
     ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
     ("EliminateTuples", eliminate_tuples),  # mid end: tuple types become structs
     ("RemoveAliases", remove_aliases),  # mid end: s = {s.b, s.a} through a temporary
+    ("LocalCopyPropagation", local_copy_propagation),  # mid end: no-op copy-in/out removed
 ]
 
 # Every pass above the first of these mirrors a p4c front-end pass (frontends/p4/frontend.cpp);
