@@ -115,13 +115,14 @@ class Table:
             e.aged = False
         e.idle_ns = timeout_ns
 
-    def sweep_idle(self, now: float) -> list[Entry]:
+    def sweep_idle(self, now: float, entries: list[Entry] | None = None) -> list[Entry]:
         """Entries whose idle time has passed their timeout and were not already reported as
         expired at the previous sweep (BMv2's AgeingMonitor: one report per expiry; an entry
-        hit since then can expire, and be reported, again). Cost: one pass over the entries."""
+        hit since then can expire, and be reported, again). Cost: one pass over ``entries``
+        (default: all of them); entries no longer in the table are skipped."""
         out: list[Entry] = []
-        for e in self.entries.values():
-            if not e.idle_ns:
+        for e in self.entries.values() if entries is None else entries:
+            if not e.idle_ns or (entries is not None and self.entries.get(e.ident) is not e):
                 continue
             if (now - e.last_hit) * 1e9 >= e.idle_ns:
                 if not e.aged:

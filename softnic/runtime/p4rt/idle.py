@@ -7,8 +7,8 @@ true``) an entry may carry ``idle_timeout_ns``. The engine time-stamps each hit 
 reports the entries whose idle time has passed their timeout in one IdleTimeoutNotification to
 the primary client. As in BMv2, an entry is reported once per expiry (it is reported again only
 after a hit has made it live again) and is never deleted: the controller decides. A sweep costs
-one pass over the entries of the tables that support timeouts, under the switch lock; the packet
-path does no sweeping.
+one pass over the timed entries of the tables that support timeouts, taking the switch lock for
+at most SWEEP_CHUNK entries at a time; the packet path does no sweeping.
 
 The notification's entries carry the table id, match, priority and ``idle_timeout_ns``: what a
 controller needs to delete them.
@@ -35,6 +35,8 @@ from .p4info import P4InfoIndex
 log = logging.getLogger("softnic.p4rt")
 
 Send = Callable[[p4runtime_pb2.StreamMessageResponse], bool]
+
+SWEEP_CHUNK = 1024  # entries examined per hold of the switch lock
 
 
 @contextlib.contextmanager
@@ -92,11 +94,16 @@ class IdleSweeper:
         for t in index.tables.values():
             if not t.supports_timeout or not t.in_json:
                 continue
+            expired: list[tuple[list, int, int]] = []
             try:
                 with engine_table(self.switch, t.name) as table:
-                    when = time.monotonic() if now is None else now
-                    expired = [(list(e.mk), e.priority, e.idle_ns)
-                               for e in table.sweep_idle(when)]
+                    timed = [e for e in table.entries.values() if e.idle_ns]
+                # the switch lock is taken per chunk, so packets wait at most one chunk
+                for i in range(0, len(timed), SWEEP_CHUNK):
+                    with engine_table(self.switch, t.name) as table:
+                        when = time.monotonic() if now is None else now
+                        expired += [(list(e.mk), e.priority, e.idle_ns)
+                                    for e in table.sweep_idle(when, timed[i:i + SWEEP_CHUNK])]
             except Exception:  # the pipeline changed under us: the next sweep sees the new one
                 continue
             if not expired:

@@ -174,3 +174,23 @@ def test_timeout_on_a_table_without_support_timeout_is_invalid(env: Env) -> None
     [err] = write_errors(exc.value)
     assert err.canonical_code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
     assert "time_since_last_hit" in err.message
+
+
+def test_one_sweep_reports_every_expired_entry_once(env: Env, monkeypatch) -> None:
+    """Deterministic sweeps (explicit clock): 256 timed entries swept in chunks of 100 (the
+    switch lock is held per chunk) give one notification naming all of them; the next sweep
+    reports nothing new; a deleted entry is never reported."""
+    from softnic.runtime.p4rt import idle
+
+    monkeypatch.setattr(idle, "SWEEP_CHUNK", 100)
+    env.srv.service.idle.interval_s = 3600.0  # no sweeps but ours (after the current wait)
+    env.client.write(*[update("INSERT", "table_entry", env.entry(a, 60_000 * MS))
+                       for a in range(256)])
+    env.client.write(update("DELETE", "table_entry", env.entry(7, 0)))
+    sweeper = env.srv.service.idle
+    later = time.monotonic() + 120.0
+    [note] = sweeper.sweep(now=later)
+    values = sorted(e.match[0].exact.value[0] if e.match[0].exact.value != b"\x00" else 0
+                    for e in note.table_entry)
+    assert values == [a for a in range(256) if a != 7]
+    assert sweeper.sweep(now=later + 1.0) == []
