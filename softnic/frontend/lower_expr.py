@@ -103,6 +103,11 @@ class ExprLowerer:
         # temporary (a ``set`` op) and returns that field, since BMv2 takes ``lookahead`` only
         # as a whole ``set`` source or a transition key, never inside an expression.
         self.spill: Callable[[dict[str, Any], PType], dict[str, Any]] | None = None
+        # Set by an action's statement lowering while it computes the left-hand side of an
+        # assignment under an if: a run-time stack index goes through it (p4c's Predication
+        # reads the index into a temporary, ``c ? i : 0``), so the element written when the
+        # condition is false is element 0 and an index out of range is never dereferenced.
+        self.index_guard: Callable[[dict[str, Any], PType], dict[str, Any]] | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -178,6 +183,8 @@ class ExprLowerer:
                 return base.elems[i]
             assert isinstance(base.type.elem, HeaderT)
             idx = self.data(e.index)
+            if self.index_guard is not None:
+                idx = self.index_guard(idx, self.type(e.index))
             j = {
                 "type": "expression",
                 "value": {

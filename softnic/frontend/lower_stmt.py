@@ -90,6 +90,7 @@ class StmtLowerer:
         # nothing after it is emitted - also not the caller's rest when an inlined action exits.
         self.exited = False
         self.cond_stack: list[dict[str, Any]] = []  # active predicates (bool JSON of a field)
+        self.cur_node: ast.Node | None = None  # the statement whose index guard is emitted
 
     # ------------------------------------------------------------------ output
 
@@ -213,9 +214,32 @@ class StmtLowerer:
 
     # ------------------------------------------------------------------ assignment
 
+    def guarded_index(self, idx: dict[str, Any], t: PType) -> dict[str, Any]:
+        """p4c's Predication on a run-time stack index in the left-hand side under ifs: a new
+        temporary ``index = c1 ? (c2 ? i : 0) : 0`` (outermost condition first), which the
+        assignment then uses."""
+        width = t.width if isinstance(t, BitT) else 32
+        val = inner(idx)
+        for c in reversed(self.cond_stack):
+            val = {"type": "expression", "value": {"op": "?", "left": inner(val),
+                                                   "right": hexstr(0, width), "cond": c}}
+        tmp = self.prog.layout.add_scalar("index", t)
+        ref = field_ref(tmp.header, tmp.field)
+        assert self.cur_node is not None
+        self.prim("assign", [ref, wrap_param(val)], self.cur_node)
+        return ref
+
     def assign(self, lhs: ast.Expr, rhs: ast.Expr, node: ast.Node,
                target: Loc | None = None) -> None:
-        dst = target if target is not None else self.x.loc(lhs)
+        if target is None and self.cond_stack:
+            self.cur_node = node
+            self.x.index_guard = self.guarded_index
+            try:
+                dst = self.x.loc(lhs)
+            finally:
+                self.x.index_guard = None
+        else:
+            dst = target if target is not None else self.x.loc(lhs)
         lt = self.x.type(lhs) if target is None else self.chk.types.get(id(rhs))
         if isinstance(lhs, ast.Slice):
             self.assign_slice(lhs, rhs, node)

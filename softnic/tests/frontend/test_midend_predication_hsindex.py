@@ -233,3 +233,24 @@ def test_unused_directional_argument_is_never_evaluated(tmp_path: Path) -> None:
     assert run(j, bytes.fromhex("0700 0a0b 0c0d")) == bytes.fromhex("0700 0a0b 0c0d")
     # a used argument is still copied in and out
     assert run(j, bytes.fromhex("0101 0a0b 0c0d")) == bytes.fromhex("0101 0a0b 0c0e")
+
+
+def test_runtime_index_written_under_if_in_action_uses_a_guarded_index(tmp_path: Path) -> None:
+    # p4c's Predication reads a run-time index of the left-hand side into a temporary that is
+    # the index when the condition holds and 0 otherwise: with the condition false nothing
+    # changes and an index out of range is never dereferenced
+    src = stack_program("""
+    action a() {
+        if (hdr.h.b == 1) { hdr.s[hdr.h.a].a = 9; }
+        if (hdr.h.b == 2) { if (hdr.s[0].b == 0x0b) { hdr.s[hdr.h.a] = hdr.s[0]; } }
+    }
+    apply { sm.egress_spec = 1; a(); }""")
+    j, _ = compile_text(tmp_path, src)
+    assert run(j, bytes.fromhex("0101 0a0b 0c0d")) == bytes.fromhex("0101 0a0b 090d")
+    assert run(j, bytes.fromhex("0001 0a0b 0c0d")) == bytes.fromhex("0001 090b 0c0d")
+    # condition false, index 7 out of range: forwarded unchanged
+    assert run(j, bytes.fromhex("0700 0a0b 0c0d")) == bytes.fromhex("0700 0a0b 0c0d")
+    # nested: s[1] = s[0] when b == 2 and s[0].b == 0b
+    assert run(j, bytes.fromhex("0102 0a0b 0c0d")) == bytes.fromhex("0102 0a0b 0a0b")
+    # inner condition false, index out of range: unchanged
+    assert run(j, bytes.fromhex("0702 0a0c 0c0d")) == bytes.fromhex("0702 0a0c 0c0d")
