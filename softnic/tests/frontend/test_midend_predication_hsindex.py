@@ -254,3 +254,19 @@ def test_runtime_index_written_under_if_in_action_uses_a_guarded_index(tmp_path:
     assert run(j, bytes.fromhex("0102 0a0b 0c0d")) == bytes.fromhex("0102 0a0b 0a0b")
     # inner condition false, index out of range: unchanged
     assert run(j, bytes.fromhex("0702 0a0c 0c0d")) == bytes.fromhex("0702 0a0c 0c0d")
+
+
+def test_exit_after_a_conditional_return_is_refused_as_p4c_does(tmp_path: Path) -> None:
+    # p4c's issue2359.p4: RemoveReturns puts the exit under "if not returned", which Predication
+    # refuses ("error: exit" in p4c's BMv2 test expectations)
+    src = program("""
+    action act(inout bit<8> v) {
+        if (hdr.h.a == 1) { return; }
+        exit;
+    }
+    apply { sm.egress_spec = 1; act(hdr.h.b); }""")
+    with pytest.raises(CompileError) as exc:
+        compile_text(tmp_path, src)
+    e = exc.value
+    assert e.message == "exit: Conditional execution in actions unsupported on this target"
+    assert e.loc is not None and src.splitlines()[e.loc.line - 1].strip() == "exit;"
