@@ -21,7 +21,7 @@ from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.layout import JsonLoc, Layout, Loc, StructLoc
 from softnic.frontend.lower_control import ControlLowerer, lower_checksums, lower_deparser
 from softnic.frontend.lower_expr import ExprLowerer, field_ref
-from softnic.frontend.lower_parser import lower_parser
+from softnic.frontend.lower_parser import lower_parser, parse_vsets
 from softnic.frontend.lower_stmt import StmtLowerer, source_info
 from softnic.frontend.scope import Sym
 from softnic.frontend.types import (
@@ -294,7 +294,7 @@ def lower_program(chk: Checker, program_name: str) -> tuple[dict[str, Any], list
         "errors": [[e, i] for i, e in enumerate(chk.errors)],
         "enums": [],
         "parsers": parsers,
-        "parse_vsets": [],
+        "parse_vsets": parse_vsets(ctx, parser_d),
         "deparsers": deparsers,
         "meter_arrays": meters,
         "counter_arrays": counters,

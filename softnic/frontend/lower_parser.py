@@ -18,6 +18,8 @@ from softnic.frontend.lower_expr import field_ref, hex_text, wrap_param
 from softnic.frontend.lower_stmt import StmtLowerer
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.types import bit_width
+from softnic.frontend.value_sets import KIND as VS_KIND
+from softnic.frontend.value_sets import ValueSetT, element_width
 
 if TYPE_CHECKING:
     from softnic.frontend.lower import LowerContext
@@ -28,6 +30,21 @@ def lower_parser(prog: LowerContext, d: ast.ParserDecl, env: dict[int, Loc]) -> 
     for st in d.states:
         states.append(lower_state(prog, st, env))
     return {"name": "parser", "id": 0, "init_state": "start", "parse_states": states}
+
+
+def parse_vsets(prog: LowerContext, d: ast.ParserDecl) -> list[dict[str, Any]]:
+    """The JSON's ``parse_vsets``: the parser's value sets in declaration order, each with its
+    control-plane name and ``compressed_bitwidth``, the width of its element type (p4c
+    ParserConverter, JSON_format.md "parse_vsets")."""
+    out: list[dict[str, Any]] = []
+    for loc in d.locals:
+        sym = prog.chk.decl_syms.get(id(loc))
+        if sym is None or sym.kind != VS_KIND:
+            continue
+        assert isinstance(sym.type, ValueSetT)
+        out.append({"name": sym.qualified, "id": len(out),
+                    "compressed_bitwidth": element_width(sym.type.elem)})
+    return out
 
 
 def lower_state(prog: LowerContext, st: ast.ParserState, env: dict[int, Loc]) -> dict[str, Any]:
@@ -90,6 +107,12 @@ def case_transition(prog: LowerContext, sl: StmtLowerer, c: ast.SelectCase,
     ks = c.keyset
     if isinstance(ks, (ast.Default, ast.DontCare)):
         return [default_transition(prog, c.state, c)]
+    vs = prog.chk.syms.get(id(ks))
+    if vs is not None and vs.kind == VS_KIND:
+        # p4c ParserConverter: the set's control-plane name, no mask (BMv2 matches the key,
+        # its fields concatenated without padding, against the set's members)
+        return [{"type": "parse_vset", "value": vs.qualified, "mask": None,
+                 "next_state": next_state(prog, c.state, c)}]
     elems = ks.elems if isinstance(ks, ast.ListExpr) and len(widths) > 1 else [ks]
     if isinstance(ks, ast.ListExpr) and len(widths) == 1 and len(ks.elems) == 1:
         elems = ks.elems

@@ -220,7 +220,7 @@ class Parser:
             if kw == "match_kind":
                 return self.parse_match_kind(annos)
             if kw == "value_set":
-                raise self.unsupported(tok, "value_set declarations are")
+                raise self.syntax_error()  # a value set is a parser-local element only
             if kw == "table":
                 raise self.unsupported(tok, "tables outside a control are")
         # Function declaration or instantiation: both start with a type.
@@ -844,7 +844,9 @@ class Parser:
         if tok.is_kw("const"):
             return self.parse_const(annos)
         if tok.is_kw("value_set"):
-            raise self.unsupported(tok, "value_set declarations are")
+            if not in_parser:
+                raise self.syntax_error()
+            return self.parse_value_set(annos)
         if tok.kind == "EOF" or tok.is_op("}"):
             raise self.syntax_error()
         if tok.is_kw("state") and not in_parser:
@@ -854,6 +856,22 @@ class Parser:
         except _Backtrack:
             # Report at the token where the declaration stopped making sense, like bison.
             raise self.syntax_error() from None
+
+    def parse_value_set(self, annos: list[ast.Annotation]) -> ast.InstantiationDecl:
+        """``value_set<T>(size) name;`` (a parser-local element only): kept as an instantiation
+        of the built-in ``value_set`` whose type argument is the element type."""
+        kw = self.next()
+        elem = self.parse_type_args()
+        if len(elem) != 1:
+            raise CompileError(kw.loc, "value_set takes exactly one type argument")
+        self.expect_op("(")
+        size = self.parse_expr()
+        self.expect_op(")")
+        name = self.expect_name()
+        self.expect_op(";")
+        return ast.InstantiationDecl(
+            name=name.text, type=ast.TypeName("value_set", args=elem, loc=kw.loc),
+            args=[ast.Argument(value=size, loc=size.loc)], annotations=annos, loc=name.loc)
 
     def _var_or_instance(self, annos: list[ast.Annotation]) -> ast.Decl:
         """``T x;`` / ``T x = e;`` / ``T(args) x;`` — raises if the tokens are not one of these."""

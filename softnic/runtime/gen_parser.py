@@ -14,6 +14,7 @@ from softnic.runtime.exprgen import hexint
 from softnic.runtime.gen_base import GenContext, _ind
 from softnic.runtime.loader import HeaderInfo
 from softnic.runtime.primitives import emit
+from softnic.runtime.value_sets import load_parse_vsets
 
 # Parser loop bound. BMv2's parser runs states until one transitions to accept/reject, with no
 # bound, so ``state start { transition start; }`` hangs its packet thread forever. softnic must
@@ -337,6 +338,30 @@ class ParserGen:
             self.ctx.src += [f"def {fnames[sname]}(B, n, pos, F, S):"] + _ind(code) + [""]
         return fnames[init]
 
+    def vset_case(self, tr: dict, key_width: int, nxt: str, where: str) -> str:
+        """A ``parse_vset`` transition: the unpadded key is a member of the named set
+        (BMv2 ParseSwitchCaseVSet; a mask, when given, applies to both)."""
+        vsets = self.ctx.env.get("_vsets")
+        if vsets is None:
+            # one set of live value sets per pipeline, shared by the fast and traced parsers
+            vsets = self.ctx.env["_vsets"] = load_parse_vsets(self.ctx.p.json)
+        name = tr.get("value")
+        vs = vsets.get(name) if isinstance(name, str) else None
+        if vs is None:
+            raise PipelineLoadError(f"{where}: transition names unknown parse_vset {name!r}")
+        if vs.bitwidth != key_width:
+            raise PipelineLoadError(
+                f"{where}: parse_vset '{name}' has compressed_bitwidth {vs.bitwidth} but the "
+                f"transition key is {key_width} bits wide")
+        var = f"_vs{vs.id}"
+        self.ctx.env[var] = vs.members
+        mask = tr.get("mask")
+        if mask is None:
+            return f"if v in {var}: return {nxt}, pos"
+        m = hexint(mask, where)
+        # BMv2 applies the mask to the key before the lookup
+        return f"if v & {m} in {var}: return {nxt}, pos"
+
     def transitions(self, st: dict, fnames: dict[str, str], where: str,
                     traced: bool) -> list[str]:
         def target(nxt: Any) -> str:
@@ -348,16 +373,23 @@ class ParserGen:
 
         keys = st.get("transition_key") or []
         parts = []
-        total = 0
+        # the key with its fields concatenated without padding: what value-set members hold
+        cparts = []
+        total = ctotal = 0
         for k in reversed(keys):
             src, w = self.ctx.slot_source(k, where)
             parts.append(f"({src} << {total})" if total else src)
+            cparts.append(f"({src} << {ctotal})" if ctotal else src)
             total += (w + 7) // 8 * 8
+            ctotal += w
         out = self.last_guards(keys)
         if parts:
             out.append(f"k = {' | '.join(reversed(parts))}")
             if traced:
                 out.append(f"T({'Parser state ' + st['name'] + ': key is '!r} + format(k, 'x'))")
+        if any(isinstance(tr, dict) and tr.get("type") == "parse_vset"
+               for tr in st.get("transitions") or []):
+            out.append(f"v = {' | '.join(reversed(cparts)) if cparts else '0'}")
         has_default = False
         for tr in st.get("transitions") or []:
             if not isinstance(tr, dict):
@@ -370,6 +402,9 @@ class ParserGen:
                 out.append(f"return {nxt}, pos")
                 has_default = True
                 break
+            if t == "parse_vset":
+                out.append(self.vset_case(tr, ctotal, nxt, where))
+                continue
             if t != "hexstr":
                 raise PipelineLoadError(f"{where}: unsupported transition type {t!r}")
             if not parts:

@@ -17,6 +17,7 @@ from typing import Any
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
 from softnic.runtime.schema import check_document
+from softnic.runtime.value_sets import load_parse_vsets
 
 # The core errors BMv2 knows; p4c assigns these values in this order when the program uses them.
 DEFAULT_ERRORS = {
@@ -353,7 +354,6 @@ def load_program(j: Any) -> Program:
         _size(m, f"meter '{name}'", 0)
         if m.get("type", "bytes") not in ("bytes", "packets"):
             raise PipelineLoadError(f"meter '{name}': bad type {m.get('type')!r}")
-    if _list(j, "parse_vsets"):
-        raise PipelineLoadError("parser value sets are not supported by softnic")
+    load_parse_vsets(j)  # validated here; the parser generator makes the live sets
     return Program(j, lay, errors, htypes, actions_by_id, actions_by_name, field_lists,
                    learn_lists, calcs, registers, counters, meters)

@@ -114,7 +114,7 @@ SECTIONS: dict[str, Spec] = {
 }
 PARSE_STATE: Spec = {**NAMED, "parser_ops": (_list, False), "transition_key": (_list, False),
                      "transitions": (_list, False)}
-TRANSITION: Spec = {"type": (_one_of("hexstr", "default"), False),
+TRANSITION: Spec = {"type": (_one_of("hexstr", "default", "parse_vset"), False),
                     "next_state": (_opt_str, False)}
 RUNTIME_DATA: Spec = {"name": (_str, False), "bitwidth": (_int, True)}
 PRIMITIVE: Spec = {"op": (_str, True), "parameters": (_list, False)}

@@ -20,12 +20,13 @@ from softnic.runtime.diag import ENGINE_ERROR_LOG_INTERVAL, Diagnostics, SwitchS
 from softnic.runtime.pipeline import ActionCallNode, CondNode, Pipeline, TableNode
 from softnic.runtime.pre import PacketReplicationEngine
 from softnic.runtime.tm import TrafficManager
+from softnic.runtime.value_sets import ValueSetControl
 
 __all__ = ["ENGINE_ERROR_LOG_INTERVAL", "MAX_COPIES", "MAX_PASSES", "ActionCallNode", "CondNode",
            "Pipeline", "Switch", "SwitchStats", "TableNode", "log"]
 
 
-class Switch(ControlPlane, Datapath, TrafficManager, Diagnostics):
+class Switch(ControlPlane, ValueSetControl, Datapath, TrafficManager, Diagnostics):
     """One v1model switch: its state lives here, its behaviour in the mixins."""
 
     def __init__(self, cpu_port: int | None = None,

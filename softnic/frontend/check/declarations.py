@@ -243,6 +243,8 @@ class DeclarationsMixin(CheckerState):
             self._cur_action.pop()
 
     def declare_instance(self, d: ast.InstantiationDecl, scope: Scope, owner: str) -> None:
+        if isinstance(d.type, ast.TypeName) and d.type.name == "value_set":
+            return self.declare_value_set(d, scope, owner)  # type: ignore[attr-defined]
         t = self.resolve_type(d.type, scope)
         if isinstance(t, BlockT):
             raise err(d, f"{d.name}: instantiating {t.name} here is unsupported on this target")

@@ -17,6 +17,8 @@ from softnic.frontend.types import (
     ErrorT,
     PType,
 )
+from softnic.frontend.value_sets import KIND as VS_KIND
+from softnic.frontend.value_sets import ValueSetT, element_fields
 
 
 class ParsersMixin(CheckerState):
@@ -64,6 +66,8 @@ class ParsersMixin(CheckerState):
             ks = c.keyset
             if isinstance(ks, (ast.Default, ast.DontCare)):
                 continue
+            if self.check_value_set_case(ks, key_types, tr.select_exprs, scope):
+                continue
             elems = ks.elems if isinstance(ks, ast.ListExpr) and len(key_types) > 1 else [ks]
             if len(elems) != len(key_types):
                 raise err(ks, f"{show_expr(ks)}: keyset has {len(elems)} elements, select has "
@@ -86,6 +90,52 @@ class ParsersMixin(CheckerState):
             if v is not None:
                 self.consts[id(p)] = int(v)
         self.types[id(el)] = kt
+
+    def declare_value_set(self, d: ast.InstantiationDecl, scope: Scope, owner: str) -> None:
+        """``value_set<T>(size) name;``: T a bit/int/enum type or a struct/tuple of them, size a
+        compile-time constant (p4c TypeInference on P4ValueSet)."""
+        assert isinstance(d.type, ast.TypeName)
+        elem = self.resolve_type(d.type.args[0], scope)
+        if element_fields(elem) is None:
+            raise err(d, f"{d.name}: value_set element type {elem.show()} is not supported; "
+                      "use bit<W>, int<W>, an enum, or a struct or tuple of those")
+        if len(d.args) != 1 or d.args[0].name is not None:
+            raise err(d, f"{d.name}: value_set takes one argument, its size")
+        size_e = d.args[0].value
+        size = self.const_eval(size_e, scope)
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise err(size_e, f"{show_expr(size_e)}: value_set size must be a compile-time "
+                      "constant integer")
+        if size <= 0:
+            raise err(size_e, f"{show_expr(size_e)}: value_set size must be positive")
+        sym = Sym(VS_KIND, d.name, ValueSetT(elem, int(size)), d, owner=owner,
+                  qualified=self.qualify(d, owner))
+        scope.declare(sym)
+        self.decl_syms[id(d)] = sym
+
+    def check_value_set_case(self, ks: ast.Expr, key_types: list[PType],
+                             keys: list[ast.Expr], scope: Scope) -> bool:
+        """A keyset naming a value set: its element fields must have the select key's types
+        (a single key may also be matched by a one-field struct). False if ``ks`` is not one."""
+        elems = ks.elems if isinstance(ks, ast.ListExpr) else [ks]
+        named = [e for e in elems if isinstance(e, ast.PathExpr)
+                 and (s := scope.lookup(e.name)) is not None and s.kind == VS_KIND]
+        if not named:
+            return False
+        if not (isinstance(ks, ast.PathExpr) and len(elems) == 1):
+            raise err(named[0], f"{named[0].name}: a value_set must be the whole keyset of a "
+                      "select case")
+        sym = scope.lookup(ks.name)
+        assert sym is not None and isinstance(sym.type, ValueSetT)
+        fields = element_fields(sym.type.elem) or []
+        ftypes = [ft for _, ft in fields]
+        if ftypes != key_types:
+            want = ", ".join(t.show() for t in key_types)
+            raise err(ks, f"{ks.name}: value_set<{sym.type.elem.show()}> does not match the "
+                      f"select key ({want}): its element fields must have the key's types, "
+                      "in order")
+        self.syms[id(ks)] = sym
+        return True
 
     def check_state_name(self, name: str, node: ast.Node, scope: Scope) -> None:
         sym = scope.lookup(name)

@@ -1,0 +1,147 @@
+"""Parser value sets at run time: BMv2's ``ParseVSet``.
+
+A value set holds members of its ``compressed_bitwidth`` (the select key's fields concatenated
+without byte padding). A ``parse_vset`` transition matches when the state's key, its fields
+concatenated the same way, is a member; an empty set matches nothing. BMv2 has no member limit
+of its own (a JSON ``max_size`` is honoured when present); P4Runtime enforces the P4Info
+``size`` (PI). The generated parser reads ``members`` directly, so the set is updated in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softnic.runtime.api import PipelineLoadError
+
+
+class ValueSetError(ValueError):
+    """A member that does not fit the set, a full set, or an unknown member or set."""
+
+
+class ParseVSet:
+    def __init__(self, name: str, vid: int, bitwidth: int, max_size: int | None = None) -> None:
+        self.name = name
+        self.id = vid
+        self.bitwidth = bitwidth
+        self.max_size = max_size
+        # insertion-ordered; a dict so that lookups in the packet path are O(1)
+        self.members: dict[int, None] = {}
+
+    def check_value(self, value: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0 \
+                or value >> self.bitwidth:
+            raise ValueSetError(f"value set '{self.name}': {value!r} does not fit in "
+                                f"{self.bitwidth} bits")
+        return value
+
+    def add(self, value: int) -> None:
+        """Add ``value`` (BMv2 parse_vset_add: adding a present member changes nothing)."""
+        self.check_value(value)
+        if value in self.members:
+            return
+        if self.max_size is not None and len(self.members) >= self.max_size:
+            raise ValueSetError(f"value set '{self.name}' is full ({self.max_size} members)")
+        self.members[value] = None
+
+    def remove(self, value: int) -> None:
+        """Remove ``value`` (BMv2 parse_vset_remove: removing an absent member is no error)."""
+        self.check_value(value)
+        self.members.pop(value, None)
+
+    def clear(self) -> None:
+        self.members.clear()
+
+    def replace(self, values: list[int]) -> None:
+        """Make the members exactly ``values`` (all checked before any change)."""
+        for v in values:
+            self.check_value(v)
+        uniq = dict.fromkeys(values)
+        if self.max_size is not None and len(uniq) > self.max_size:
+            raise ValueSetError(f"value set '{self.name}': {len(uniq)} members exceed its "
+                                f"size {self.max_size}")
+        self.members.clear()
+        self.members.update(uniq)
+
+    def values(self) -> list[int]:
+        return list(self.members)
+
+
+def load_parse_vsets(j: dict) -> dict[str, ParseVSet]:
+    """The JSON's ``parse_vsets`` (BMv2 P4Objects::init_parse_vsets), validated."""
+    out: dict[str, ParseVSet] = {}
+    raw = j.get("parse_vsets") or []
+    if not isinstance(raw, list):
+        raise PipelineLoadError("'parse_vsets' is not a list")
+    ids: set[int] = set()
+    for v in raw:
+        if not isinstance(v, dict):
+            raise PipelineLoadError(f"malformed parse_vsets entry {v!r}")
+        name, vid, bw = v.get("name"), v.get("id"), v.get("compressed_bitwidth")
+        if not isinstance(name, str) or not _is_int(vid) or not _is_int(bw) or bw < 0:
+            raise PipelineLoadError(f"malformed parse_vsets entry {v!r}: needs a name, an id "
+                                    "and a compressed_bitwidth")
+        max_size: Any = v.get("max_size")
+        if max_size is not None and (not _is_int(max_size) or max_size < 0):
+            raise PipelineLoadError(f"parse_vset '{name}': bad max_size {max_size!r}")
+        if name in out or vid in ids:
+            raise PipelineLoadError(f"duplicate parse_vset '{name}' (id {vid})")
+        ids.add(vid)
+        out[name] = ParseVSet(name, vid, bw, max_size or None)
+    return out
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class ValueSetControl:
+    """Mixin of :class:`~softnic.runtime.switch.Switch`: BMv2's parse_vset_* runtime API
+    (``parse_vset_add``/``remove``/``get``/``clear``) plus a whole-list replace for
+    P4Runtime. Members are ints of the set's compressed bitwidth."""
+
+    _lock: Any
+    _p: Any
+
+    def _vset(self, name: str) -> ParseVSet:
+        p = self._p
+        if p is None:
+            raise ValueSetError("no pipeline loaded")
+        vsets: dict[str, ParseVSet] = p.comp.env.get("_vsets") or {}
+        vs = vsets.get(name)
+        if vs is None:
+            # BMv2 creates every declared set; one no transition uses is still addressable
+            vsets = p.comp.env.setdefault("_vsets", {})
+            for n, v in load_parse_vsets(p.prog.json).items():
+                vsets.setdefault(n, v)
+            vs = vsets.get(name)
+        if vs is None:
+            raise ValueSetError(f"no parser value set named '{name}'")
+        return vs
+
+    def parse_vsets(self) -> dict[str, int]:
+        """Name -> compressed bitwidth of every value set of the loaded program."""
+        p = self._p
+        if p is None:
+            return {}
+        return {n: v.bitwidth for n, v in load_parse_vsets(p.prog.json).items()}
+
+    def parse_vset_add(self, name: str, value: int) -> None:
+        with self._lock:
+            self._vset(name).add(value)
+
+    def parse_vset_remove(self, name: str, value: int) -> None:
+        with self._lock:
+            self._vset(name).remove(value)
+
+    def parse_vset_get(self, name: str) -> list[int]:
+        with self._lock:
+            return self._vset(name).values()
+
+    def parse_vset_clear(self, name: str) -> None:
+        with self._lock:
+            self._vset(name).clear()
+
+    def parse_vset_set(self, name: str, values: list[int]) -> None:
+        """Replace the members with ``values`` (P4Runtime MODIFY of a ValueSetEntry)."""
+        with self._lock:
+            self._vset(name).replace(values)

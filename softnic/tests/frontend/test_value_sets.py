@@ -1,0 +1,180 @@
+"""Parser value sets (P4_16 spec "Parser Value Sets"; p4c-bm2-ss ParserConverter; BMv2
+JSON_format.md "parse_vsets"): compile, BMv2 JSON form, and packets through the engine after
+the control plane adds members.
+
+Every program extracts ``h`` (bytes a, b) and, when the value-set case matches, ``g`` (byte c);
+the ingress copies ``g.c`` into ``h.b`` when ``g`` is valid, and the deparser emits ``h`` only,
+so the output's second byte is ``c`` exactly when the value set matched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from softnic.frontend.errors import CompileError
+from softnic.runtime.switch import Switch
+from softnic.runtime.value_sets import ValueSetError
+from softnic.tests.frontend.p4progs import compile_text
+
+HEAD = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+header g_t { bit<8> c; }
+struct hs_t { h_t h; g_t g; }
+struct m_t { bit<8> x; }
+"""
+
+TAIL = """
+control VC(inout hs_t hdr, inout m_t meta) { apply { } }
+control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; if (hdr.g.isValid()) { hdr.h.b = hdr.g.c; } }
+}
+control E(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout hs_t hdr, inout m_t meta) { apply { } }
+control D(packet_out pkt, in hs_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), I(), E(), CC(), D()) main;
+"""
+
+
+def program(decls: str, select: str, types: str = "") -> str:
+    return HEAD + types + f"""
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {{
+    {decls}
+    state start {{
+        pkt.extract(hdr.h);
+        transition select({select}) {{
+            pvs: parse_g;
+            default: accept;
+        }}
+    }}
+    state parse_g {{ pkt.extract(hdr.g); transition accept; }}
+}}
+""" + TAIL
+
+
+def second_byte(sw: Switch, a: int, b: int, c: int = 0xEE) -> int:
+    [(port, data)] = sw.process_packet(0, bytes([a, b, c]))
+    assert port == 1
+    return data[1]
+
+
+def switch(j: dict[str, Any]) -> Switch:
+    sw = Switch()
+    sw.load_json(j)
+    return sw
+
+
+def test_bit_value_set_json_and_packets(tmp_path: Path) -> None:
+    j, _ = compile_text(tmp_path, program("value_set<bit<8>>(4) pvs;", "hdr.h.a"))
+    # JSON_format.md: name (the control-plane name), id, compressed_bitwidth
+    assert j["parse_vsets"] == [{"name": "P.pvs", "id": 0, "compressed_bitwidth": 8}]
+    [start] = [s for s in j["parsers"][0]["parse_states"] if s["name"] == "start"]
+    assert start["transitions"][0] == {"type": "parse_vset", "value": "P.pvs", "mask": None,
+                                       "next_state": "parse_g"}
+    sw = switch(j)
+    # an empty set matches nothing: the default case (accept) is taken
+    assert second_byte(sw, 5, 1) == 1
+    sw.parse_vset_add("P.pvs", 5)
+    sw.parse_vset_add("P.pvs", 0x80)
+    assert second_byte(sw, 5, 1) == 0xEE
+    assert second_byte(sw, 0x80, 1) == 0xEE
+    assert second_byte(sw, 6, 1) == 1
+    assert sw.parse_vset_get("P.pvs") == [5, 0x80]
+    sw.parse_vset_remove("P.pvs", 5)
+    assert second_byte(sw, 5, 1) == 1
+    assert second_byte(sw, 0x80, 1) == 0xEE
+    sw.parse_vset_clear("P.pvs")
+    assert second_byte(sw, 0x80, 1) == 1
+    with pytest.raises(ValueSetError):
+        sw.parse_vset_add("P.pvs", 0x100)  # wider than the compressed bitwidth
+    with pytest.raises(ValueSetError):
+        sw.parse_vset_add("P.nope", 1)
+
+
+def test_struct_value_set_members_are_unpadded(tmp_path: Path) -> None:
+    """Two key fields of 8 and 4 bits: the set's bitwidth is 12 and a member is the fields
+    concatenated without byte padding (a ++ b[3:0]), not the 16-bit padded key."""
+    types = "struct k_t { bit<8> f; bit<4> g; }\n"
+    j, _ = compile_text(tmp_path, program("value_set<k_t>(2) pvs;", "hdr.h.a, hdr.h.b[3:0]",
+                                          types))
+    assert j["parse_vsets"] == [{"name": "P.pvs", "id": 0, "compressed_bitwidth": 12}]
+    sw = switch(j)
+    sw.parse_vset_add("P.pvs", 0xAB7)  # a == 0xab, b[3:0] == 7
+    assert second_byte(sw, 0xAB, 0x37) == 0xEE
+    assert second_byte(sw, 0xAB, 0x07) == 0xEE
+    assert second_byte(sw, 0xAB, 0x06) == 0x06
+    assert second_byte(sw, 0x0A, 0xB7) == 0xB7
+    with pytest.raises(ValueSetError):
+        sw.parse_vset_add("P.pvs", 0x1000)
+
+
+def test_tuple_value_set(tmp_path: Path) -> None:
+    j, _ = compile_text(tmp_path, program("value_set<tuple<bit<8>, bit<8>>>(4) pvs;",
+                                          "hdr.h.a, hdr.h.b"))
+    assert j["parse_vsets"][0]["compressed_bitwidth"] == 16
+    sw = switch(j)
+    sw.parse_vset_add("P.pvs", 0x0102)
+    assert second_byte(sw, 1, 2) == 0xEE
+    assert second_byte(sw, 2, 1) == 1
+
+
+def test_two_value_sets_ids_and_order(tmp_path: Path) -> None:
+    src = program("value_set<bit<8>>(4) other; @name(\"my_vs\") value_set<bit<8>>(4) pvs;",
+                  "hdr.h.a")
+    j, _ = compile_text(tmp_path, src)
+    assert j["parse_vsets"] == [{"name": "P.other", "id": 0, "compressed_bitwidth": 8},
+                                {"name": "P.my_vs", "id": 1, "compressed_bitwidth": 8}]
+    sw = switch(j)
+    sw.parse_vset_add("P.other", 3)  # not used by any transition
+    assert second_byte(sw, 3, 1) == 1
+    sw.parse_vset_add("P.my_vs", 3)
+    assert second_byte(sw, 3, 1) == 0xEE
+
+
+def test_max_size_in_json_is_enforced(tmp_path: Path) -> None:
+    j, _ = compile_text(tmp_path, program("value_set<bit<8>>(4) pvs;", "hdr.h.a"))
+    j["parse_vsets"][0]["max_size"] = 1  # newer p4c writes the declared size here
+    sw = switch(j)
+    sw.parse_vset_add("P.pvs", 1)
+    sw.parse_vset_add("P.pvs", 1)  # already a member: no change
+    with pytest.raises(ValueSetError):
+        sw.parse_vset_add("P.pvs", 2)
+
+
+@pytest.mark.parametrize(("decls", "select", "where", "message"), [
+    ("bit<32> n = 4; value_set<bit<8>>(n) pvs;", "hdr.h.a", ":9:38:",
+     "n: value_set size must be a compile-time constant integer"),
+    ("value_set<bit<16>>(4) pvs;", "hdr.h.a", ":13:13:",
+     "pvs: value_set<bit<16>> does not match the select key (bit<8>)"),
+    ("value_set<bit<8>>(4) pvs;", "hdr.h.a, hdr.h.b", ":13:13:",
+     "pvs: value_set<bit<8>> does not match the select key (bit<8>, bit<8>)"),
+    ("value_set<h_t>(4) pvs;", "hdr.h.a", ":9:23:",
+     "pvs: value_set element type h_t is not supported"),
+])
+def test_value_set_errors(tmp_path: Path, decls: str, select: str, where: str,
+                          message: str) -> None:
+    with pytest.raises(CompileError) as ei:
+        compile_text(tmp_path, program(decls, select))
+    assert message in str(ei.value)
+    assert f"prog.p4{where} error:" in str(ei.value)  # positioned at the offending text
+
+
+def test_value_set_inside_a_tuple_keyset_is_refused(tmp_path: Path) -> None:
+    src = program("value_set<bit<8>>(4) pvs;", "hdr.h.a").replace(
+        "transition select(hdr.h.a) {\n            pvs: parse_g;",
+        "transition select(hdr.h.a, hdr.h.b) {\n            (pvs, 1): parse_g;")
+    with pytest.raises(CompileError) as ei:
+        compile_text(tmp_path, src)
+    assert "pvs: a value_set must be the whole keyset of a select case" in str(ei.value)
+
+
+def test_value_set_outside_a_parser_is_a_syntax_error(tmp_path: Path) -> None:
+    src = program("", "hdr.h.a").replace(
+        "control VC(inout hs_t hdr, inout m_t meta) { apply { } }",
+        "control VC(inout hs_t hdr, inout m_t meta) { value_set<bit<8>>(4) v; apply { } }")
+    with pytest.raises(CompileError) as ei:
+        compile_text(tmp_path, src)
+    assert "syntax error" in str(ei.value)
