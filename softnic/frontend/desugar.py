@@ -946,6 +946,17 @@ class Desugar:
             n = self.apply_target(s, instances)
             if n is not None:
                 sites[n] += 1
+        # an instance passed as a constructor argument (``Inc() inc; Twice(inc) tw;``) is the
+        # same instance: each ``c.apply`` inlined with ``tw`` applies ``inc`` once more
+        for lname in reversed(list(instances)):
+            callee, mapping, _, _ = instances[lname]
+            for s in walk(callee.apply):
+                m = self.apply_target(s, {k: None for k, v in mapping.items()
+                                          if isinstance(v, ast.PathExpr) and v.name in instances})
+                if m is not None:
+                    target = mapping[m]
+                    assert isinstance(target, ast.PathExpr)
+                    sites[target.name] += sites[lname]
         bound: dict[str, list[Any]] = {}  # instance -> locals once its parameters are bound
         lifted: dict[str, list[Any]] = {}  # instance -> its argument temporaries
         fixed: dict[str, dict[str, ast.Expr | str]] = {}  # instance -> its parameter variables
@@ -1093,6 +1104,8 @@ class Desugar:
         out: dict[str, ast.Expr | str] = {}
         for i, p in enumerate(callee.params):
             if p.direction is None:
+                if not argss:  # applied only through a constructor argument
+                    continue
                 first = argss[0][i]
                 for c, args in zip(calls, argss, strict=True):
                     if args[i] != first:
@@ -1178,6 +1191,9 @@ class Desugar:
                                                     loc=v.loc))
                 before = stmts
             body = substitute(copy.deepcopy(callee.apply), {**mapping, **pmap})
+            if any(isinstance(v, ast.PathExpr) and v.name in instances
+                   for v in mapping.values()):
+                body = transform(body, fn)  # the shared instances' applies (see control())
             if after:
                 body.stmts = copy_out_before_exits(body.stmts, after)
             # a ``return`` in the callee ends the InlinedApply and lands on the copy-outs

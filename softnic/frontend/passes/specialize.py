@@ -113,7 +113,7 @@ class Specialize:
                     if len(targs) != len(tps):
                         raise CompileError(x.loc, f"{g.name}: expected {len(tps)} "
                                            f"type arguments, got {len(targs)}")
-                    name, new, x.args = self.specialized(g, targs, x.args, x)
+                    name, new, x.args = self.specialized(g, targs, x.args, x, d)
                     x.type = ast.TypeName(name, loc=x.type.loc)
                     work.extend(new)
         out: list[Any] = []
@@ -128,27 +128,51 @@ class Specialize:
         return self.prog
 
     def specialized(self, g: Any, args: list[ast.Type], ctor_args: list[ast.Argument],
-                    site: ast.Node) -> tuple[str, list[Any], list[ast.Argument]]:
+                    site: ast.Node, owner: Any = None
+                    ) -> tuple[str, list[Any], list[ast.Argument]]:
         """The name of ``g`` specialised for the type arguments ``args`` and for the parser or
         control instances among its constructor arguments ``ctor_args``; the declarations made
         for it; and the constructor arguments left for the instantiation to pass."""
         bparams = self.block_params(self.originals[g.name])
         blocks: dict[str, ast.Expr] = {}
+        shared: set[str] = set()
         rest: list[ast.Argument] = []
         if bparams:
             cps = [p.name for p in self.originals[g.name].ctor_params]
             bnames = {p.name for p in bparams}
             for i, a in enumerate(ctor_args):
                 pname = a.name if a.name is not None else (cps[i] if i < len(cps) else None)
-                if pname in bnames:
+                inst = (self.check_instance_arg(a.value, g, pname, site, owner)
+                        if pname in bnames and isinstance(a.value, ast.PathExpr) else None)
+                if inst is not None and isinstance(self.decls.get(
+                        inst.type.name.lstrip(".")), ast.ParserDecl):
+                    # a sub-parser instance: parsers keep no state across the inlining
+                    # except in their own instances (value sets, externs), so one without
+                    # any is the same as a fresh copy of it
+                    sub = self.decls[inst.type.name.lstrip(".")]
+                    if any(isinstance(x, ast.InstantiationDecl) for x in sub.locals):
+                        raise CompileError(a.loc, f"{a.value.name}: passing a parser instance "
+                                           "that has instances of its own as a constructor "
+                                           "argument is unsupported by softnic; pass a new "
+                                           f"instance instead, e.g. {sub.name}()")
+                    blocks[pname] = ast.Call(ast.PathExpr(sub.name, loc=a.loc),
+                                             copy.deepcopy(inst.args),
+                                             list(inst.type.args), loc=a.loc)
+                elif pname in bnames and isinstance(a.value, ast.PathExpr):
+                    # an instance declared earlier (``Inc() inc; Twice(inc) tw;``): the same
+                    # instance, shared, so it stays a constructor argument that the inliner
+                    # binds to the caller's instance
+                    rest.append(ast.Argument(a.value, pname, loc=a.loc))
+                    shared.add(pname)
+                elif pname in bnames:
                     if not (isinstance(a.value, ast.Call) and self.block_of(a.value) is not None):
                         raise CompileError(a.loc, f"{pname}: expected a parser or control "
-                                           "instantiation, e.g. Sub()")
+                                           "instantiation, e.g. Sub() or an instance's name")
                     blocks[pname] = a.value
                 else:
                     # by name: the positions change once the block parameters are gone
                     rest.append(ast.Argument(a.value, pname, loc=a.loc))
-            missing = bnames - set(blocks)
+            missing = bnames - set(blocks) - shared
             if missing:
                 raise CompileError(site.loc, f"{g.name}: no argument for constructor parameter "
                                    f"{sorted(missing)[0]}")
@@ -186,6 +210,35 @@ class Specialize:
                     copy.deepcopy(c.args), loc=c.loc))
             target.locals = insts + list(target.locals)
         return name, [target], rest
+
+    def check_instance_arg(self, e: ast.PathExpr, g: Any, pname: str, site: ast.Node,
+                           owner: Any) -> ast.InstantiationDecl | None:
+        """``e``, passed for the parser or control parameter ``pname`` of ``g``, must name an
+        instance declared before ``site`` in the same block ``owner`` (or a constructor
+        parameter of ``owner`` of a parser or control type, itself bound to an instance)."""
+        want = next(p.type for p in self.originals[g.name].ctor_params if p.name == pname)
+        have: ast.Type | None = None
+        inst: ast.InstantiationDecl | None = None
+        if owner is not None:
+            earlier = owner.locals[:next((i for i, x in enumerate(owner.locals) if x is site),
+                                         len(owner.locals))]
+            for x in earlier:
+                if isinstance(x, ast.InstantiationDecl) and x.name == e.name:
+                    have, inst = x.type, x
+            if have is None:
+                have = next((p.type for p in self.block_params(owner) if p.name == e.name),
+                            None)
+        hname = have.name.lstrip(".") if isinstance(have, ast.TypeName) else None
+        if hname is None or not isinstance(self.decls.get(hname), (
+                ast.ParserTypeDecl, ast.ControlTypeDecl) + BLOCKS):
+            raise CompileError(e.loc, f"{e.name}: expected a parser or control instance "
+                               f"declared before {g.name}'s instantiation, or an "
+                               "instantiation, e.g. Sub()")
+        wname = want.name.lstrip(".") if isinstance(want, ast.TypeName) else None
+        if isinstance(self.decls.get(wname or ""), BLOCKS) and wname != hname:
+            raise CompileError(e.loc, f"{e.name}: Cannot unify {hname} to {wname} "
+                               f"(constructor parameter {pname} of {g.name})")
+        return inst
 
     # ------------------------------------------------------------------ the package
 

@@ -1,0 +1,170 @@
+"""An instance passed as a constructor argument, digests of lists, default parameter values.
+
+- ``Inc() inc; Twice(inc) tw;`` with ``control Twice(...)(Inc c)``: p4c (SpecializeAll, the
+  inliner) inlines ``c.apply`` as applications of ``inc`` itself, so the state inside ``inc``
+  (a register, a counter, a table) is one and shared with direct ``inc.apply`` calls, and keeps
+  the control-plane name of ``inc`` (p4c's issue1566-bmv2 golden P4Info names its counter
+  ``cIngress.E.c1.stats``).
+- ``Sub.apply(x)`` on a control type (InstantiateDirectCalls) is an instance named ``Sub``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from softnic.frontend.compile import compile_file
+from softnic.frontend.errors import CompileError
+from softnic.runtime.switch import Switch
+from softnic.tests.frontend.engine_run import program
+
+SHARED_REGISTER = """
+control Inc(inout bit<8> x) {
+    register<bit<8>>(1) r;
+    apply {
+        bit<8> v;
+        r.read(v, 0);
+        v = v + 1;
+        r.write(0, v);
+        x = v;
+    }
+}
+control Twice(inout bit<8> y)(Inc c) { apply { c.apply(y); c.apply(y); } }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    Inc() inc;
+    Twice(inc) tw;
+    apply {
+        inc.apply(h.d.a);
+        tw.apply(h.d.b);
+        sm.egress_spec = 1;
+    }
+}
+"""
+
+
+def compile_src(tmp_path: Path, src: str) -> tuple[dict, object]:
+    path = tmp_path / "prog.p4"
+    path.write_text(src)
+    return compile_file(path)
+
+
+def run(bmv2_json: dict, packets: list[bytes]) -> list[bytes]:
+    sw = Switch()
+    sw.load_json(bmv2_json)
+    outs = []
+    for data in packets:
+        out = sw.process_packet(0, data)
+        assert len(out) == 1 and out[0][0] == 1, out
+        outs.append(out[0][1])
+    return outs
+
+
+def test_instance_argument_shares_its_register(tmp_path: Path) -> None:
+    bmv2_json, res = compile_src(tmp_path, program(SHARED_REGISTER))
+    # one register, named for the instance ``inc`` of ``I``
+    assert [r.name for r in res.registers] == ["I.inc.r"]
+    # packet 1: inc -> r=1, a=1; tw applies inc twice -> r=2, r=3, b=3
+    # packet 2: r=4 (a), 5, 6 (b)
+    outs = run(bmv2_json, [bytes([9, 9, 7, 7]), bytes([9, 9, 7, 7])])
+    assert outs == [bytes([1, 3, 7, 7]), bytes([4, 6, 7, 7])]
+
+
+COUNTER_TWO_USERS = """
+control C1(inout bit<16> x) {
+    counter((bit<32>) 1024, CounterType.packets) stats;
+    apply { x = x + 1; stats.count((bit<32>) x[9:0]); }
+}
+control C2(inout bit<16> x)(C1 c) { apply { x = x << 1; c.apply(x); } }
+control C3(inout bit<16> x)(C1 c) { apply { x = x << 3; c.apply(x); } }
+control Ex(inout bit<16> x) {
+    C1() c1;
+    C2(c1) c2;
+    C3(c1) c3;
+    apply { c2.apply(x); c3.apply(x); }
+}
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { Ex.apply(h.d.v); sm.egress_spec = 1; }
+}
+"""
+
+
+def test_instance_shared_by_two_blocks_direct_type_call(tmp_path: Path) -> None:
+    """issue1566-bmv2's shape: ``c1`` passed to two controls; ``Ex.apply`` on the type."""
+    bmv2_json, res = compile_src(tmp_path, program(COUNTER_TWO_USERS, fields="bit<16> v;"))
+    assert [(c.name, c.size) for c in res.counters] == [("I.Ex.c1.stats", 1024)]
+    # 0xcafe << 1 = 0x95fc, + 1 = 0x95fd; << 3 = 0xafe8, + 1 = 0xafe9
+    assert run(bmv2_json, [bytes([0xCA, 0xFE])]) == [bytes([0xAF, 0xE9])]
+
+
+TABLE_SHARED = """
+control Sub(inout bit<8> x) {
+    action set(bit<8> v) { x = v; }
+    action bump() { x = x + 1; }
+    table t { key = { x: exact; } actions = { set; bump; } default_action = bump(); }
+    apply { t.apply(); }
+}
+control Once(inout bit<8> y)(Sub c) { apply { y = y + 10; c.apply(y); } }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() s;
+    Once(s) o;
+    apply { o.apply(h.d.a); sm.egress_spec = 1; }
+}
+"""
+
+
+def test_instance_argument_table_named_for_the_instance(tmp_path: Path) -> None:
+    bmv2_json, res = compile_src(tmp_path, program(TABLE_SHARED))
+    assert [t.name for t in res.tables] == ["I.s.t"]
+    assert {"I.s.set", "I.s.bump"} <= {a.name for a in res.actions}
+    # no entries: a = 1 + 10, then the default bump()
+    assert run(bmv2_json, [bytes([1, 5, 0, 0])]) == [bytes([12, 5, 0, 0])]
+
+
+def test_shared_table_applied_twice_refused(tmp_path: Path) -> None:
+    """The instance is the same, so its table has two application sites: refused, as
+    p4c-bm2-ss refuses a table applied more than once."""
+    src = program(TABLE_SHARED.replace("o.apply(h.d.a);", "o.apply(h.d.a); s.apply(h.d.b);"))
+    with pytest.raises(CompileError, match="applied once"):
+        compile_src(tmp_path, src)
+
+
+def test_instance_argument_passed_on(tmp_path: Path) -> None:
+    """``Outer(inc)`` passes its parameter on to ``Twice(c)``: still the one ``inc``."""
+    src = SHARED_REGISTER.replace("control I(", """
+control Outer(inout bit<8> z)(Inc c) { Twice(c) tw2; apply { tw2.apply(z); c.apply(z); } }
+control I(""").replace("Twice(inc) tw;", "Outer(inc) tw;")
+    bmv2_json, res = compile_src(tmp_path, program(src))
+    assert [r.name for r in res.registers] == ["I.inc.r"]
+    # packet 1: a = 1; Outer: Twice applies inc twice (r = 2, 3), then inc once more: b = 4
+    outs = run(bmv2_json, [bytes([9, 9, 7, 7]), bytes([9, 9, 7, 7])])
+    assert outs == [bytes([1, 4, 7, 7]), bytes([5, 8, 7, 7])]
+
+
+SUB_PARSER = """
+parser Sub(packet_in pkt, out data_t d) { state start { pkt.extract(d); transition accept; } }
+parser Wrap(packet_in pkt, out data_t d)(Sub s) {
+    state start { s.apply(pkt, d); transition accept; }
+}
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    Sub() sub;
+    Wrap(sub) w;
+    state start { w.apply(pkt, h.d); transition accept; }
+}
+"""
+
+
+def test_parser_instance_argument(tmp_path: Path) -> None:
+    body = """control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+        apply { h.d.c = h.d.a + h.d.b; sm.egress_spec = 1; } }"""
+    bmv2_json, _ = compile_src(tmp_path, program(body, parser=SUB_PARSER))
+    assert run(bmv2_json, [bytes([2, 3, 0, 9])]) == [bytes([2, 3, 5, 9])]
+
+
+@pytest.mark.parametrize("arg", ["h", "inc2", "tw", "sm"])
+def test_instance_argument_must_name_an_earlier_instance(tmp_path: Path, arg: str) -> None:
+    src = program(SHARED_REGISTER.replace("Twice(inc) tw;", f"Twice({arg}) tw;"))
+    with pytest.raises(CompileError, match=f"{arg}: expected a parser or control instance "
+                       "declared before Twice's instantiation") as e:
+        compile_src(tmp_path, src)
+    assert ":26:11:" in str(e.value)
