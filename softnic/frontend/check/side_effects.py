@@ -20,6 +20,8 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check.state import CheckerState
+from softnic.frontend.pretty import show_expr, show_stmt
+from softnic.frontend.types import HeaderT
 
 # p4c-bm2-ss's own wording for the refusal.
 CONDITIONAL_IN_ACTION = "Conditional execution in actions unsupported on this target"
@@ -82,7 +84,21 @@ class SideEffectsMixin(CheckerState):
             if info is not None and info.kind == "action":
                 return self.unpredicable(info.decl.body)
             return s if self.has_side_effects(s) else None
+        if self.header_from_initializer(s):
+            return s
         return s if self.has_side_effects(s) else None
+
+    def header_from_initializer(self, s: Any) -> bool:
+        """``h = {...}`` for a header ``h``: p4c's front end writes it as ``h.setValid()``
+        followed by the assignment, and that method call is what Predication refuses."""
+        return (isinstance(s, ast.AssignStmt) and isinstance(s.rhs, (ast.ListExpr, ast.StructInit))
+                and isinstance(self.types.get(id(s.lhs)), HeaderT))
+
+    def unpredicable_text(self, s: Any) -> str:
+        """How p4c's message names the refused statement."""
+        if self.header_from_initializer(s):
+            return f"{show_expr(s.lhs)}.setValid()"
+        return show_stmt(s)
 
 
 

@@ -18,7 +18,7 @@ from softnic.frontend.check.side_effects import (
     contains_side_effect_in_ternary,
 )
 from softnic.frontend.check.state import CheckerState
-from softnic.frontend.pretty import show_expr, show_stmt
+from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
 from softnic.frontend.types import (
     ActionEnumT,
@@ -79,7 +79,7 @@ class StatementsMixin(CheckerState):
             if ctx == "action" and not isinstance(folded, bool) and not self._dead_branches:
                 bad = self.unpredicable(s)
                 if bad is not None:
-                    raise err(bad, f"{show_stmt(bad)}: {CONDITIONAL_IN_ACTION}")
+                    raise err(bad, f"{self.unpredicable_text(bad)}: {CONDITIONAL_IN_ACTION}")
         elif isinstance(s, ast.SwitchStmt):
             if ctx in ("action", "function"):
                 raise err(s, "switch statements in actions are unsupported on this target")

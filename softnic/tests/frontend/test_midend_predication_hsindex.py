@@ -270,3 +270,18 @@ def test_exit_after_a_conditional_return_is_refused_as_p4c_does(tmp_path: Path) 
     e = exc.value
     assert e.message == "exit: Conditional execution in actions unsupported on this target"
     assert e.loc is not None and src.splitlines()[e.loc.line - 1].strip() == "exit;"
+
+
+def test_header_from_a_list_under_if_in_action_is_refused_as_its_set_valid(
+        tmp_path: Path) -> None:
+    # p4c's front end writes h = {...} as h.setValid() and the assignment (its
+    # gauntlet_index_10-bmv2-frontend.p4); Predication refuses that method call
+    src = program("""
+    action act() {
+        if (hdr.h.a == 1) { hdr.h = {8w1, 8w2}; }
+    }
+    apply { sm.egress_spec = 1; act(); }""")
+    with pytest.raises(CompileError) as exc:
+        compile_text(tmp_path, src)
+    assert exc.value.message == ("hdr.h.setValid(): Conditional execution in actions "
+                                 "unsupported on this target")
