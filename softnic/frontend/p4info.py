@@ -36,6 +36,7 @@ from softnic.frontend.resources import (
     StructFieldInfo,
     TableInfo,
 )
+from softnic.frontend.value_sets import ValueSetInfo
 
 P4Ids = p4info_pb2.P4Ids
 T = TypeVar("T")
@@ -50,6 +51,7 @@ METER = "meter"
 DIRECT_METER = "direct_meter"
 REGISTER = "register"
 DIGEST = "digest"
+VALUE_SET = "value_set"
 
 PREFIXES: dict[str, int] = {
     ACTION: P4Ids.ACTION,
@@ -61,6 +63,7 @@ PREFIXES: dict[str, int] = {
     DIRECT_METER: P4Ids.DIRECT_METER,
     REGISTER: P4Ids.REGISTER,
     DIGEST: P4Ids.DIGEST,
+    VALUE_SET: P4Ids.VALUE_SET,
 }
 
 _LOW24 = 0xFFFFFF
@@ -218,12 +221,15 @@ class _Builder:
             self.ids.add(DIGEST, d.name, d.id)
         for ch in _dedupe(res.controller_headers):
             self.ids.add(CONTROLLER_HEADER, _controller_header_symbol(ch), ch.id)
+        for vs in res.value_sets:
+            self.ids.add(VALUE_SET, vs.name, vs.id)
 
     def _all_names(self) -> list[str]:
         res = self.res
         names = [a.name for a in res.actions] + [t.name for t in res.tables]
         names += [c.name for c in res.counters] + [m.name for m in res.meters]
         names += [r.name for r in res.registers] + [d.name for d in res.digests]
+        names += [vs.name for vs in res.value_sets]
         return names + [ch.name for ch in res.controller_headers]
 
     def _preamble(
@@ -271,6 +277,8 @@ class _Builder:
             self._struct_type(d.name, d.fields)
         for ch in _dedupe(res.controller_headers):
             self._controller_header(ch)
+        for vs in res.value_sets:
+            self._value_set(vs)
         self._ser_enums()
         for name, width in self.res.new_types.items():
             # p4c's TypeSpecConverter: the underlying type of a ``type`` declaration
@@ -362,6 +370,19 @@ class _Builder:
                 msg = self.p4info.meters.add(size=m.size)
                 self._preamble(msg.preamble, METER, m.name, m.annotations)
                 msg.spec.unit = unit
+
+    def _value_set(self, vs: ValueSetInfo) -> None:
+        """p4c's P4RuntimeAnalyzer::addValueSet (the match fields come from the resources)."""
+        msg = self.p4info.value_sets.add(size=vs.size)
+        self._preamble(msg.preamble, VALUE_SET, vs.name, vs.annotations)
+        for i, mf in enumerate(vs.match, start=1):
+            field = msg.match.add(id=i, name=mf.name, bitwidth=mf.bitwidth)
+            if mf.match_type:
+                field.match_type = _enum(p4info_pb2.MatchField.MatchType, mf.match_type,
+                                         f"match kind of {vs.name} {mf.name}")
+            else:
+                field.other_match_type = mf.other_match_type
+            field.annotations.extend(mf.annotations)
 
     def _struct_type(self, name: str, fields: list[StructFieldInfo]) -> None:
         struct = self.p4info.type_info.structs[name]

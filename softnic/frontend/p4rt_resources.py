@@ -74,6 +74,7 @@ from softnic.frontend.types import (
     StructT,
     bit_width,
 )
+from softnic.frontend.value_sets import collect_value_sets
 
 # Annotations p4c does not copy into P4Info (``@noWarn`` is copied: NoAction carries it).
 HIDDEN_ANNOTATIONS = {"name", "id", "tableonly", "defaultonly", "hidden", "metadata",
@@ -166,6 +167,7 @@ class ResourceCollector:
         self.control(eg_d)
         self.controller_headers()
         self.instances([vck_d, ig_d, eg_d, ck_d, dep_d], parser_d)
+        self.res.value_sets = collect_value_sets(self.chk, parser_d)
         return self.res
 
     def v1switch_blocks(self) -> list[Any]:

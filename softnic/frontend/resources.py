@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from softnic.frontend.value_sets import ValueSetInfo
+
 
 @dataclass
 class MatchFieldInfo:
@@ -151,3 +153,4 @@ class ProgramResources:
     controller_headers: list[ControllerHeaderInfo] = field(default_factory=list)
     ser_enums: dict[str, SerEnumInfo] = field(default_factory=dict)  # by type name
     new_types: dict[str, int] = field(default_factory=dict)  # ``type bit<W> T``: T -> W
+    value_sets: list[ValueSetInfo] = field(default_factory=list)  # the parser's value sets

@@ -178,3 +178,48 @@ def test_value_set_outside_a_parser_is_a_syntax_error(tmp_path: Path) -> None:
     with pytest.raises(CompileError) as ei:
         compile_text(tmp_path, src)
     assert "syntax error" in str(ei.value)
+
+
+P4INFO_TYPES = """
+struct k_t { @match(ternary) bit<8> f; @name("gee") bit<4> g; @match(range) @foo bit<8> r; }
+"""
+P4INFO_DECLS = """
+    value_set<bit<8>>(4) pvs;
+    @id(0x03000007) value_set<k_t>(16) kvs;
+    value_set<tuple<bit<8>, bit<8>>>(2) tvs;
+"""
+P4INFO_STATES = """
+        transition select(hdr.h.a) { pvs: parse_g; default: s2; }
+    }
+    state s2 { transition select(hdr.h.a, hdr.h.b[3:0], hdr.h.b) { kvs: parse_g; default: s3; } }
+    state s3 { transition select(hdr.h.a, hdr.h.b) { tvs: parse_g; default: accept; } }
+    state parse_g { pkt.extract(hdr.g); transition accept; }
+}
+"""
+
+
+def test_p4info_value_sets(tmp_path: Path) -> None:
+    """p4c's P4RuntimeAnalyzer::addValueSet: preamble (id prefix 0x03, name Parser.vs, alias),
+    size; a bit<W> element is one unnamed EXACT field with id 1; a struct gives one field per
+    struct field with its control-plane name, width and @match kind (EXACT by default), and
+    its other annotations. A tuple element has no P4Info form (p4c refuses to write it)."""
+    from softnic.frontend.p4info import build_p4info
+
+    src = HEAD + P4INFO_TYPES + """
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {""" + \
+        P4INFO_DECLS + "    state start {\n        pkt.extract(hdr.h);" + P4INFO_STATES + TAIL
+    j, res = compile_text(tmp_path, src)
+    assert [v["compressed_bitwidth"] for v in j["parse_vsets"]] == [8, 20, 16]
+    info = build_p4info(res)
+    pvs, kvs = info.value_sets
+    assert pvs.preamble.name == "P.pvs" and pvs.preamble.alias == "pvs"
+    assert pvs.preamble.id >> 24 == 0x03
+    assert pvs.size == 4
+    mt = pvs.match[0].DESCRIPTOR.fields_by_name["match_type"].enum_type
+    kinds = {v.number: v.name for v in mt.values}
+    assert [(m.id, m.name, m.bitwidth, kinds[m.match_type]) for m in pvs.match] == [
+        (1, "", 8, "EXACT")]
+    assert kvs.preamble.id == 0x03000007 and kvs.preamble.name == "P.kvs" and kvs.size == 16
+    assert [(m.id, m.name, m.bitwidth, kinds[m.match_type], list(m.annotations))
+            for m in kvs.match] == [(1, "f", 8, "TERNARY", []), (2, "gee", 4, "EXACT", []),
+                                    (3, "r", 8, "RANGE", ["@foo"])]
