@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from softnic.runtime.api import PipelineLoadError
+from softnic.runtime.api import InvalidArgument, PipelineLoadError
 
 
-class ValueSetError(ValueError):
+class ValueSetError(InvalidArgument):
     """A member that does not fit the set, a full set, or an unknown member or set."""
 
 

@@ -2,7 +2,7 @@
 
 One :class:`Entities` exists per committed pipeline (it holds that pipeline's P4Info index), so
 a pipeline change can never mix ids of two programs. Entity kinds softnic does not implement
-(action profiles, value sets, extern entries) answer UNIMPLEMENTED rather than being ignored.
+(action profiles, extern entries) answer UNIMPLEMENTED rather than being ignored.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .externs import ExternHandler
 from .p4info import P4InfoIndex
 from .pre import PreHandler
 from .tables import TableHandler
+from .value_sets import ValueSetHandler
 
 Update = p4runtime_pb2.Update
 
@@ -29,6 +30,7 @@ class Entities:
         self.index = index
         self.tables = TableHandler(switch, index)
         self.externs = ExternHandler(switch, index)
+        self.value_sets = ValueSetHandler(switch, index)
         self.pre = pre
         self.digests = digests
 
@@ -54,6 +56,8 @@ class Entities:
             self.pre.write(op, e.packet_replication_engine_entry)
         elif kind == "digest_entry":
             self._write_digest(op, e.digest_entry)
+        elif kind == "value_set_entry":
+            self.value_sets.write(op, e.value_set_entry)
         elif kind is None:
             raise invalid("update without an entity")
         else:
@@ -77,6 +81,8 @@ class Entities:
             yield from self.pre.read(e.packet_replication_engine_entry)
         elif kind == "digest_entry":
             yield from self._read_digest(e.digest_entry)
+        elif kind == "value_set_entry":
+            yield from self.value_sets.read(e.value_set_entry)
         elif kind is None:
             raise invalid("read of an empty entity")
         else:
