@@ -31,6 +31,7 @@ from softnic.frontend.passes.remove_aliases import remove_aliases
 from softnic.frontend.passes.remove_instance_parameterized_blocks import (
     remove_instance_parameterized_blocks,
 )
+from softnic.frontend.passes.remove_unused_value_sets import remove_unused_value_sets
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
 from softnic.frontend.passes.specialize_functions import specialize_functions
@@ -51,6 +52,7 @@ PASSES: list[tuple[str, Pass]] = [
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
     # blocks taking an instance argument, all inlined
     ("RemoveAllUnusedDeclarations", remove_instance_parameterized_blocks),
+    ("RemoveAllUnusedDeclarations", remove_unused_value_sets),  # value sets no select names
     # -- mid end from here on (MID_END): the P4Info is collected before these run
     ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
     ("EliminateTuples", eliminate_tuples),  # mid end: tuple types become structs

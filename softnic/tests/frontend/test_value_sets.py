@@ -121,17 +121,49 @@ def test_tuple_value_set(tmp_path: Path) -> None:
     assert second_byte(sw, 2, 1) == 1
 
 
-def test_two_value_sets_ids_and_order(tmp_path: Path) -> None:
-    src = program("value_set<bit<8>>(4) other; @name(\"my_vs\") value_set<bit<8>>(4) pvs;",
-                  "hdr.h.a")
-    j, _ = compile_text(tmp_path, src)
+def test_unused_value_set_is_removed_and_ids_follow_declarations(tmp_path: Path) -> None:
+    """p4c's RemoveAllUnusedDeclarations drops a value set no select names; the others keep
+    declaration order, numbered from 0; @name gives the control-plane name."""
+    decls = ("value_set<bit<8>>(4) unused; value_set<bit<8>>(4) other; "
+             "@name(\"my_vs\") value_set<bit<8>>(4) pvs;")
+    src = program(decls, "hdr.h.a").replace(
+        "default: accept;", "default: s2;").replace(
+        "state parse_g", "state s2 { transition select(hdr.h.b) { other: parse_g; "
+        "default: accept; } }\n    state parse_g")
+    j, res = compile_text(tmp_path, src)
     assert j["parse_vsets"] == [{"name": "P.other", "id": 0, "compressed_bitwidth": 8},
                                 {"name": "P.my_vs", "id": 1, "compressed_bitwidth": 8}]
+    from softnic.frontend.p4info import build_p4info
+    assert [v.preamble.name for v in build_p4info(res).value_sets] == ["P.other", "P.my_vs"]
     sw = switch(j)
-    sw.parse_vset_add("P.other", 3)  # not used by any transition
+    sw.parse_vset_add("P.other", 3)  # selected on b
     assert second_byte(sw, 3, 1) == 1
-    sw.parse_vset_add("P.my_vs", 3)
+    assert second_byte(sw, 1, 3) == 0xEE
+    sw.parse_vset_add("P.my_vs", 3)  # selected on a
     assert second_byte(sw, 3, 1) == 0xEE
+    with pytest.raises(ValueSetError):
+        sw.parse_vset_add("P.unused", 1)
+
+
+def test_value_set_of_an_inlined_sub_parser(tmp_path: Path) -> None:
+    """A sub-parser's value set, after inlining, is named after the instance (P.sp.pvs)."""
+    src = HEAD + """
+parser Sub(packet_in pkt, inout hs_t hdr) {
+    value_set<bit<8>>(4) pvs;
+    state start { transition select(hdr.h.a) { pvs: parse_g; default: accept; } }
+    state parse_g { pkt.extract(hdr.g); transition accept; }
+}
+parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
+    Sub() sp;
+    state start { pkt.extract(hdr.h); sp.apply(pkt, hdr); transition accept; }
+}
+""" + TAIL
+    j, _ = compile_text(tmp_path, src)
+    assert j["parse_vsets"] == [{"name": "P.sp.pvs", "id": 0, "compressed_bitwidth": 8}]
+    sw = switch(j)
+    assert second_byte(sw, 5, 1) == 1
+    sw.parse_vset_add("P.sp.pvs", 5)
+    assert second_byte(sw, 5, 1) == 0xEE
 
 
 def test_max_size_in_json_is_enforced(tmp_path: Path) -> None:
