@@ -263,18 +263,43 @@ def _key_bytes(k: dict, stacks: dict[str, str], htypes: dict[str, dict],
     return (width + 7) // 8 if isinstance(width, int) else None
 
 
+def check_vset_transition(tr: dict, vsets: dict[Any, dict]) -> None:
+    """BMv2 P4Objects::init_parsers for a ``parse_vset`` transition: the set must exist and a
+    mask, when given, has the set's compressed width in bytes."""
+    vs = vsets.get(tr.get("value"))
+    if vs is None:
+        raise PipelineLoadError(f"Invalid reference to parse value set {tr.get('value')!r}")
+    mask = tr.get("mask")
+    if mask is None:
+        return
+    if not isinstance(mask, str):
+        raise PipelineLoadError(f"Parser transition mask for value set must be a hex string, "
+                                f"not {mask!r}")
+    bw = vs.get("compressed_bitwidth")
+    want = (bw + 7) // 8 if isinstance(bw, int) else None
+    got = _hex_bytes(mask)
+    if want is not None and got != want:
+        raise PipelineLoadError(
+            f"Parser transition mask for value set has incorrect width, expected width is "
+            f"{want} bytes but actual width is {got} bytes")
+
+
 def check_parsers(j: dict) -> None:
     htypes = {h.get("name"): h for h in j.get("header_types") or [] if isinstance(h, dict)}
     headers = {h.get("name"): h.get("header_type") for h in j.get("headers") or []
                if isinstance(h, dict)}
     stacks = {s.get("name"): s.get("header_type") for s in j.get("header_stacks") or []
               if isinstance(s, dict)}
+    vsets = {v.get("name"): v for v in j.get("parse_vsets") or [] if isinstance(v, dict)}
     for p in j.get("parsers") or []:
         for st in (p.get("parse_states") or []) if isinstance(p, dict) else []:
             if not isinstance(st, dict):
                 continue
             for op in st.get("parser_ops") or []:
                 check_parser_op(op)
+            for tr in st.get("transitions") or []:
+                if isinstance(tr, dict) and tr.get("type") == "parse_vset":
+                    check_vset_transition(tr, vsets)
             keys = st.get("transition_key") or []
             nbytes: int | None = 0
             for k in keys:

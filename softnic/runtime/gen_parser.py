@@ -359,8 +359,10 @@ class ParserGen:
         if mask is None:
             return f"if v in {var}: return {nxt}, pos"
         m = hexint(mask, where)
-        # BMv2 applies the mask to the key before the lookup
-        return f"if v & {m} in {var}: return {nxt}, pos"
+        # BMv2 compares the key and the members both ANDed with the mask (compressed form)
+        mvar = f"{var}_m{m:x}"
+        self.ctx.env[mvar] = vs.masked_view(m)
+        return f"if v & {m} in {mvar}: return {nxt}, pos"
 
     def transitions(self, st: dict, fnames: dict[str, str], where: str,
                     traced: bool) -> list[str]:

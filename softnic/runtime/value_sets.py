@@ -26,6 +26,31 @@ class ParseVSet:
         self.max_size = max_size
         # insertion-ordered; a dict so that lookups in the packet path are O(1)
         self.members: dict[int, None] = {}
+        # a masked transition's view (BMv2's shadow copy with a mask): mask -> masked member ->
+        # how many members give it
+        self.masked: dict[int, dict[int, int]] = {}
+
+    def masked_view(self, mask: int) -> dict[int, int]:
+        """The members ANDed with ``mask``, kept up to date: a transition with a mask matches
+        when the key ANDed with it is one of them (BMv2 ParseSwitchCaseVSetWithMask)."""
+        view = self.masked.get(mask)
+        if view is None:
+            view = self.masked[mask] = {}
+            for v in self.members:
+                view[v & mask] = view.get(v & mask, 0) + 1
+        return view
+
+    def _shadow_add(self, value: int) -> None:
+        for mask, view in self.masked.items():
+            view[value & mask] = view.get(value & mask, 0) + 1
+
+    def _shadow_remove(self, value: int) -> None:
+        for mask, view in self.masked.items():
+            n = view.get(value & mask, 0) - 1
+            if n > 0:
+                view[value & mask] = n
+            else:
+                view.pop(value & mask, None)
 
     def check_value(self, value: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0 \
@@ -42,14 +67,19 @@ class ParseVSet:
         if self.max_size is not None and len(self.members) >= self.max_size:
             raise ValueSetError(f"value set '{self.name}' is full ({self.max_size} members)")
         self.members[value] = None
+        self._shadow_add(value)
 
     def remove(self, value: int) -> None:
         """Remove ``value`` (BMv2 parse_vset_remove: removing an absent member is no error)."""
         self.check_value(value)
-        self.members.pop(value, None)
+        if value in self.members:
+            del self.members[value]
+            self._shadow_remove(value)
 
     def clear(self) -> None:
         self.members.clear()
+        for view in self.masked.values():
+            view.clear()
 
     def replace(self, values: list[int]) -> None:
         """Make the members exactly ``values`` (all checked before any change)."""
@@ -59,8 +89,10 @@ class ParseVSet:
         if self.max_size is not None and len(uniq) > self.max_size:
             raise ValueSetError(f"value set '{self.name}': {len(uniq)} members exceed its "
                                 f"size {self.max_size}")
-        self.members.clear()
-        self.members.update(uniq)
+        self.clear()
+        for v in uniq:
+            self.members[v] = None
+            self._shadow_add(v)
 
     def values(self) -> list[int]:
         return list(self.members)

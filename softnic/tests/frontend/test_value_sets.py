@@ -255,3 +255,38 @@ parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t 
     assert [(m.id, m.name, m.bitwidth, kinds[m.match_type], list(m.annotations))
             for m in kvs.match] == [(1, "f", 8, "TERNARY", []), (2, "gee", 4, "EXACT", []),
                                     (3, "r", 8, "RANGE", ["@foo"])]
+
+
+def test_masked_vset_transition_in_json(tmp_path: Path) -> None:
+    """BMv2 ParseSwitchCaseVSetWithMask (a JSON form p4c-bm2-ss 1.2.4 does not write): the key
+    and every member are ANDed with the mask (compressed width) before comparing."""
+    j, _ = compile_text(tmp_path, program("value_set<bit<8>>(4) pvs;", "hdr.h.a"))
+    [start] = [s for s in j["parsers"][0]["parse_states"] if s["name"] == "start"]
+    start["transitions"][0]["mask"] = "0xf0"
+    sw = switch(j)
+    sw.parse_vset_add("P.pvs", 0x5A)
+    sw.parse_vset_add("P.pvs", 0x5B)
+    assert second_byte(sw, 0x53, 1) == 0xEE  # 0x50 == 0x5a & 0xf0
+    assert second_byte(sw, 0x63, 1) == 1
+    sw.parse_vset_remove("P.pvs", 0x5A)
+    assert second_byte(sw, 0x53, 1) == 0xEE  # 0x5b still gives 0x50
+    sw.parse_vset_remove("P.pvs", 0x5B)
+    assert second_byte(sw, 0x53, 1) == 1
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda j, t: t.update(value="P.nope"), "Invalid reference to parse value set 'P.nope'"),
+    (lambda j, t: t.update(mask="0x00f0"), "Parser transition mask for value set has incorrect "
+     "width, expected width is 1 bytes but actual width is 2 bytes"),
+    (lambda j, t: j["parse_vsets"][0].update(compressed_bitwidth=16),
+     "parse_vset 'P.pvs' has compressed_bitwidth 16 but the transition key is 8 bits wide"),
+])
+def test_bad_vset_json_is_refused(tmp_path: Path, edit: Any, message: str) -> None:
+    from softnic.runtime.api import PipelineLoadError
+
+    j, _ = compile_text(tmp_path, program("value_set<bit<8>>(4) pvs;", "hdr.h.a"))
+    [start] = [s for s in j["parsers"][0]["parse_states"] if s["name"] == "start"]
+    edit(j, start["transitions"][0])
+    with pytest.raises(PipelineLoadError) as ei:
+        switch(j)
+    assert message in str(ei.value)

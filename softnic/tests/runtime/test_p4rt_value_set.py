@@ -37,8 +37,9 @@ parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t 
     value_set<bit<8>>(4) pvs;
     state start {
         pkt.extract(hdr.h);
-        transition select(hdr.h.a, hdr.h.b[3:0]) { kvs: parse_g; default: accept; }
+        transition select(hdr.h.a, hdr.h.b[3:0]) { kvs: parse_g; default: s2; }
     }
+    state s2 { transition select(hdr.h.b) { pvs: parse_g; default: accept; } }
     state parse_g { pkt.extract(hdr.g); transition accept; }
 }
 control VC(inout hs_t hdr, inout m_t meta) { apply { } }
