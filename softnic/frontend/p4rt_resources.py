@@ -35,6 +35,7 @@ actions before the table. Instances come in declaration order: top level, then t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from softnic.frontend import ast
@@ -72,6 +73,7 @@ from softnic.frontend.types import (
     ExternT,
     HeaderT,
     StructT,
+    TupleT,
     bit_width,
 )
 from softnic.frontend.value_sets import collect_value_sets
@@ -152,6 +154,7 @@ class ResourceCollector:
         self.actions_seen: set[str] = set()
         self.tables_seen: set[str] = set()
         self.digests_seen: set[str] = set()
+        self.unnamed_digests: dict[int, str] = {}  # id of a tuple digest's call -> digest_<n>
         # (kind, instance name) -> table, for direct counters and meters
         self.direct_bindings: dict[tuple[str, str], str] = {}
 
@@ -312,15 +315,25 @@ class ResourceCollector:
         data = info.args[1]
         assert data is not None
         t = info.bindings.get("T") or self.chk.types.get(id(data))
+        unnamed = isinstance(t, TupleT) or (isinstance(t, StructT) and from_tuple(t))
+        if isinstance(t, TupleT):  # the struct EliminateTuples makes of it
+            t = StructT("", tuple((f"f{i}", x) for i, x in enumerate(t.elems)))
         if not isinstance(t, StructT):
             raise err(data, f"{show_expr(data)}: the digest type must be a struct")
-        if t.name in self.digests_seen:
+        name = t.name
+        if unnamed:
+            # p4c's v1model P4RuntimeArchHandler (getDigestCall): a type argument that is not
+            # a named type (a tuple) has no control-plane name; each digest call gets
+            # ``digest_<n>``, n counting such calls in the order they are met
+            name = self.unnamed_digests.setdefault(id(info), f"digest_{len(self.unnamed_digests)}")
+        if name in self.digests_seen:
             return
-        self.digests_seen.add(t.name)
+        self.digests_seen.add(name)
         self.res.digests.append(
-            DigestInfo(t.name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft),
-                                                field_new_type(self.res, self.chk, t.name, fn))
-                                for fn, ft in t.fields]))
+            DigestInfo(name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft),
+                                              field_new_type(self.res, self.chk, t.name, fn)
+                                              if t.name else "")
+                              for fn, ft in t.fields]))
 
     # ------------------------------------------------------------------ actions and tables
 
@@ -501,3 +514,11 @@ class ResourceCollector:
         if isinstance(t, EnumT) and isinstance(v, int):
             return t.members[v]
         raise err(e, f"{show_expr(e)}: expected an enum constant")
+
+
+def from_tuple(t: StructT) -> bool:
+    """``t`` is the struct EliminateTuples made of a tuple type (``struct tuple_0 { A f0; B f1;
+    }``): the P4Info, written by p4c before its mid end, still sees the tuple."""
+    return re.fullmatch(r"tuple_\d+", t.name) is not None and [
+        fn for fn, _ in t.fields] == [f"f{i}" for i in range(len(t.fields))]
+

@@ -17,7 +17,9 @@ from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
 from softnic.frontend.types import (
     ApplyResultT,
+    BitT,
     BoolT,
+    EnumT,
     ExternT,
     HeaderT,
     InfIntT,
@@ -80,12 +82,68 @@ class CallsMixin(CheckerState):
                 info = self.check_call_args(e, decls, e.args, scope, {}, tgt.name, e.type_args)
                 info.kind, info.name, info.sym = sym.kind, sym.name, sym
                 self.calls[id(e)] = info
+                if sym.kind == "extern_func" and sym.name == "digest" and not e.type_args:
+                    self.insert_digest_type_arg(e, info)
                 return info.ret
             if sym.kind == "block":
                 raise err(e, f"{show_expr(e)}: instantiating {sym.name} here is unsupported on "
                           "this target")
             raise err(e, f"{tgt.name}: is not a function, action or method")
         raise err(e, f"{show_expr(e)}: is not callable")
+
+    def check_default_value(self, p: ast.Param, scope: Scope) -> None:
+        """A parameter's default value must be a compile-time constant (p4c's TypeInference:
+        "expression must be a compile-time constant"), e.g. ``in bit<8> y = 8w3``, not a
+        header field or another parameter."""
+        d = p.default
+        if d is not None and self.non_constant(d, scope) is not None:
+            raise err(d, f"{show_expr(d)}: expression must be a compile-time constant")
+
+    def non_constant(self, e: Any, scope: Scope) -> ast.Expr | None:
+        """``e`` itself or the part of it that is not a compile-time constant; None when it is
+        one (or when that cannot be told here: the refusal is only for a sure case)."""
+        if isinstance(e, (ast.IntLiteral, ast.BoolLiteral, ast.StringLiteral)):
+            return None
+        if isinstance(e, ast.PathExpr):
+            sym = scope.lookup(e.name)
+            return e if sym is not None and sym.kind in ("var", "table", "instance") else None
+        if isinstance(e, ast.Member):
+            base = e.expr
+            while isinstance(base, (ast.Member, ast.Index)):
+                base = base.expr
+            if isinstance(base, ast.PathExpr):
+                sym = scope.lookup(base.name)
+                if sym is not None and sym.kind in ("var", "instance"):
+                    return e
+            return None
+        if isinstance(e, ast.Index):
+            return self.non_constant(e.expr, scope) or self.non_constant(e.index, scope)
+        if isinstance(e, ast.Call):
+            return e if isinstance(e.target, ast.Member) and self.non_constant(
+                e.target.expr, scope) is not None else None
+        for child in (getattr(e, f, None) for f in ("expr", "left", "right", "cond", "then",
+                                                    "other")):
+            if isinstance(child, ast.Expr):
+                bad = self.non_constant(child, scope)
+                if bad is not None:
+                    return e
+        for child in getattr(e, "elems", None) or []:
+            bad = self.non_constant(child, scope) if isinstance(child, ast.Expr) else None
+            if bad is not None:
+                return e
+        return None
+
+    def insert_digest_type_arg(self, e: ast.Call, info: CallInfo) -> None:
+        """``digest(r, {a, b})``: the type argument inferred from the list, ``tuple<A, B>``,
+        written into the call, as p4c's TypeInference writes the type arguments it infers.
+        The mid end's EliminateTuples then makes it a struct (``tuple_0``, the learn list's
+        name in the BMv2 JSON), and the P4Info names such a digest ``digest_<n>`` (p4c's
+        v1model P4RuntimeArchHandler for a type argument that is not a named type)."""
+        t = info.bindings.get("T")
+        if isinstance(t, TupleT):
+            ta = ast_type(t, e.loc)
+            if ta is not None:
+                e.type_args = [ta]
 
     def method_base_type(self, tgt: ast.Member, scope: Scope) -> PType:
         base = tgt.expr
@@ -269,3 +327,19 @@ def subst(t: PType, b: dict[str, PType]) -> PType:
     if isinstance(t, TupleT):
         return TupleT(tuple(subst(x, b) for x in t.elems))
     return t
+
+
+def ast_type(t: PType, loc: Any) -> ast.Type | None:
+    """The type ``t`` written as source (None for a type that has no spelling here)."""
+    if isinstance(t, BitT):
+        return ast.BitType(ast.IntLiteral(t.width, loc=loc), t.signed, loc=loc)
+    if isinstance(t, BoolT):
+        return ast.BoolType(loc=loc)
+    if isinstance(t, (HeaderT, StructT, UnionT, EnumT)):
+        return ast.TypeName(t.name, loc=loc)
+    if isinstance(t, TupleT):
+        elems = [ast_type(x, loc) for x in t.elems]
+        if any(x is None for x in elems):
+            return None
+        return ast.TupleType([x for x in elems if x is not None], loc=loc)
+    return None

@@ -231,6 +231,7 @@ class DeclarationsMixin(CheckerState):
         body_scope = scope.child()
         for p in d.params:
             pt = self.resolve_type(p.type, scope)
+            self.check_default_value(p, body_scope)  # type: ignore[attr-defined]  # CallsMixin
             psym = Sym("var", p.name, pt, p, direction=p.direction)
             body_scope.declare(psym)
             self.decl_syms[id(p)] = psym
@@ -263,6 +264,7 @@ class DeclarationsMixin(CheckerState):
     def declare_params(self, params: list[ast.Param], scope: Scope) -> None:
         for p in params:
             t = self.resolve_type(p.type, scope)
+            self.check_default_value(p, scope)  # type: ignore[attr-defined]  # CallsMixin
             psym = Sym("var", p.name, t, p, direction=p.direction or "in")
             scope.declare(psym)
             self.decl_syms[id(p)] = psym

@@ -22,6 +22,7 @@ class FunctionsMixin(CheckerState):
             raise err(d, f"{d.name}: generic functions are unsupported on this target")
         body_scope = scope.child()
         for p in d.params:
+            self.check_default_value(p, body_scope)  # type: ignore[attr-defined]  # CallsMixin
             psym = Sym("var", p.name, self.resolve_type(p.type, scope), p, direction=p.direction)
             body_scope.declare(psym)
             self.decl_syms[id(p)] = psym

@@ -168,3 +168,83 @@ def test_instance_argument_must_name_an_earlier_instance(tmp_path: Path, arg: st
                        "declared before Twice's instantiation") as e:
         compile_src(tmp_path, src)
     assert ":26:11:" in str(e.value)
+
+
+# ---------------------------------------------------------------------- digest of a list
+
+
+def digest_program(call: str) -> str:
+    return program("""
+struct S { bit<8> x; bit<8> y; }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { CALL sm.egress_spec = 1; }
+}
+""".replace("CALL", call))
+
+
+def digests_of(bmv2_json: dict, data: bytes) -> list[tuple[str, list[int]]]:
+    """(learn list name, its values in order) of each digest one packet sends."""
+    sw = Switch()
+    sw.load_json(bmv2_json)
+    got: list[tuple[str, list[int]]] = []
+    sw.set_digest_handler(lambda d: got.append((d.name, list(d.fields.values()))))
+    out = sw.process_packet(0, data)
+    assert len(out) == 1
+    return got
+
+
+@pytest.mark.parametrize("call", [
+    "digest(1, {h.d.a, h.d.b});",  # T inferred: tuple<bit<8>, bit<8>>
+    "digest<tuple<bit<8>, bit<8>>>(1, {h.d.a, h.d.b});",
+])
+def test_digest_of_a_list_is_named_digest_n(tmp_path: Path, call: str) -> None:
+    """p4c's v1model P4RuntimeArchHandler names a digest whose type is not a named type
+    ``digest_<n>``; BMv2's learn list is named for the struct EliminateTuples made of the
+    tuple (``tuple_0``), and its fields are the list's elements in order."""
+    bmv2_json, res = compile_src(tmp_path, digest_program(call))
+    assert [(d.name, [(f.name, f.bitwidth) for f in d.fields]) for d in res.digests] == [
+        ("digest_0", [("f0", 8), ("f1", 8)])]
+    assert [ll["name"] for ll in bmv2_json["learn_lists"]] == ["tuple_0"]
+    assert digests_of(bmv2_json, bytes([0x11, 0x22, 3, 4])) == [
+        ("tuple_0", [0x11, 0x22])]
+
+
+def test_two_list_digests_count_up(tmp_path: Path) -> None:
+    bmv2_json, res = compile_src(tmp_path, digest_program(
+        "digest(1, {h.d.a, h.d.b}); digest(2, {h.d.c});"))
+    assert [d.name for d in res.digests] == ["digest_0", "digest_1"]
+    assert [[f.bitwidth for f in d.fields] for d in res.digests] == [[8, 8], [8]]
+
+
+# ---------------------------------------------------------------------- default values
+
+
+def default_program(default: str) -> str:
+    return program("""
+const bit<8> K = 4;
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    action a(in bit<8> x, in bit<8> y = DEFAULT) { h.d.b = x + y; }
+    apply { a(h.d.c); sm.egress_spec = 1; }
+}
+""".replace("DEFAULT", default))
+
+
+@pytest.mark.parametrize("default", ["h.d.a", "h.d.a + 1", "x", "sm.ingress_port[7:0]"])
+def test_default_value_must_be_constant(tmp_path: Path, default: str) -> None:
+    """p4c's TypeInference: "<expr>: expression must be a compile-time constant", at the
+    default value."""
+    with pytest.raises(CompileError, match=r":15:41: error: "
+                       + default.replace("[", r"\[").replace("+", r"\+")
+                       + ": expression must be a compile-time constant"):
+        compile_src(tmp_path, default_program(default))
+
+
+def test_function_default_value_must_be_constant(tmp_path: Path) -> None:
+    src = program("""
+bit<8> f(in bit<8> v, in bit<8> w = v) { return v + w; }
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { h.d.b = f(h.d.a); sm.egress_spec = 1; }
+}
+""")
+    with pytest.raises(CompileError, match="v: expression must be a compile-time constant"):
+        compile_src(tmp_path, src)
