@@ -31,21 +31,37 @@ class ValueSetT(PType):
 
 
 def element_fields(t: PType) -> list[tuple[str, PType]] | None:
-    """The element type as key fields, in order: ``[("", T)]`` for a scalar, the fields of a
-    struct, the components of a tuple (named ``f0``, ``f1``, ...); None when ``T`` is not a
-    type a value set may hold (the spec allows bit/int types, enums and structs or tuples of
-    them)."""
+    """The element type as key fields, in order: ``[("", T)]`` for a scalar; the components of
+    a tuple (named ``f0``, ``f1``, ...); the fields of a struct, a nested struct flattened into
+    its fields, as p4c's TypeInference::matchCase turns a struct element into a tuple
+    (convertStructToTuple: bit<W>, bool and nested structs only). None when ``T`` cannot be a
+    value set's element."""
     if isinstance(t, (BitT, BoolT, EnumT)):
         return [("", t)]
     if isinstance(t, StructT):
-        fields = list(t.fields)
+        fields = _flatten_struct(t, "")
     elif isinstance(t, TupleT):
         fields = [(f"f{i}", e) for i, e in enumerate(t.elems)]
+        if not all(isinstance(ft, (BitT, BoolT, EnumT)) for _, ft in fields):
+            return None
     else:
         return None
-    if not fields or not all(isinstance(ft, (BitT, BoolT, EnumT)) for _, ft in fields):
-        return None
-    return fields
+    return fields or None
+
+
+def _flatten_struct(t: StructT, prefix: str) -> list[tuple[str, PType]] | None:
+    out: list[tuple[str, PType]] = []
+    for name, ft in t.fields:
+        if isinstance(ft, StructT):
+            inner = _flatten_struct(ft, f"{prefix}{name}.")
+            if inner is None:
+                return None
+            out += inner
+        elif isinstance(ft, (BitT, BoolT)):
+            out.append((prefix + name, ft))
+        else:
+            return None
+    return out
 
 
 def element_width(t: PType) -> int:

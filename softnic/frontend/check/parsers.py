@@ -98,7 +98,8 @@ class ParsersMixin(CheckerState):
         elem = self.resolve_type(d.type.args[0], scope)
         if element_fields(elem) is None:
             raise err(d, f"{d.name}: value_set element type {elem.show()} is not supported; "
-                      "use bit<W>, int<W>, an enum, or a struct or tuple of those")
+                      "use bit<W>, int<W>, bool, an enum, a tuple of those, or a struct whose "
+                      "fields are bit<W>, bool or such structs")
         if len(d.args) != 1 or d.args[0].name is not None:
             raise err(d, f"{d.name}: value_set takes one argument, its size")
         size_e = d.args[0].value

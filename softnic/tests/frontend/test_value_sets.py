@@ -290,3 +290,26 @@ def test_bad_vset_json_is_refused(tmp_path: Path, edit: Any, message: str) -> No
     with pytest.raises(PipelineLoadError) as ei:
         switch(j)
     assert message in str(ei.value)
+
+
+def test_nested_struct_element_is_flattened(tmp_path: Path) -> None:
+    """p4c's matchCase flattens a struct element (nested structs too) into a tuple of its
+    fields: {a: bit<8>, inner: {g: bit<4>}} matches select(a, b[3:0]); the set is 12 bits."""
+    types = "struct in_t { bit<4> g; }\nstruct k_t { bit<8> f; in_t inner; }\n"
+    j, res = compile_text(tmp_path, program("value_set<k_t>(2) pvs;", "hdr.h.a, hdr.h.b[3:0]",
+                                            types))
+    assert j["parse_vsets"] == [{"name": "P.pvs", "id": 0, "compressed_bitwidth": 12}]
+    sw = switch(j)
+    sw.parse_vset_add("P.pvs", 0x127)
+    assert second_byte(sw, 0x12, 0x57) == 0xEE
+    assert second_byte(sw, 0x12, 0x56) == 0x56
+    # a field that is not bit<W>: P4Info has no form for it (p4c refuses to write it)
+    from softnic.frontend.p4info import build_p4info
+    assert list(build_p4info(res).value_sets) == []
+
+
+def test_struct_with_enum_field_is_refused(tmp_path: Path) -> None:
+    types = "enum bit<8> E { A = 1 }\nstruct k_t { E e; }\n"
+    with pytest.raises(CompileError) as ei:
+        compile_text(tmp_path, program("value_set<k_t>(2) pvs;", "hdr.h.a", types))
+    assert "pvs: value_set element type k_t is not supported" in str(ei.value)
