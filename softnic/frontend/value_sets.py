@@ -98,9 +98,9 @@ def collect_value_sets(chk: Any, parser_d: Any) -> list[ValueSetInfo]:
     p4c serializes them: a bit<W> element is one EXACT match field with id 1 and no name; a
     struct element has one match field per field (ids from 1, the field's control-plane name,
     the match type of its ``@match`` annotation, EXACT without one, and its other
-    annotations). p4c refuses to serialize a tuple element, or a struct with a field that is
-    not bit<W>, when it writes P4Info; softnic, which always builds P4Info, leaves such a set
-    out of it instead (it still compiles and runs)."""
+    annotations). p4c refuses to serialize any other element (a tuple, an enum, a struct with
+    a field that is not bit<W>/int<W>) when it writes P4Info; softnic, which always builds
+    P4Info, leaves such a set out of it instead (it still compiles and runs)."""
     from softnic.frontend import ast
     from softnic.frontend.p4rt_resources import (
         MATCH_TYPES,
@@ -116,10 +116,9 @@ def collect_value_sets(chk: Any, parser_d: Any) -> list[ValueSetInfo]:
         elem = sym.type.elem
         info = ValueSetInfo(sym.qualified, sym.type.size, annotations=p4info_annotations(d),
                             id=annotated_id(d))
-        if isinstance(elem, BitT) and not elem.signed:
+        if isinstance(elem, BitT):  # bit<W> or int<W>: p4c's Type_Bits
             info.match.append(ValueSetMatchInfo("", elem.width))
-        elif isinstance(elem, StructT) and all(
-                isinstance(ft, BitT) and not ft.signed for _, ft in elem.fields):
+        elif isinstance(elem, StructT) and all(isinstance(ft, BitT) for _, ft in elem.fields):
             decl = getattr(chk.top.lookup(elem.name), "decl", None)
             fdecls = {f.name: f for f in getattr(decl, "fields", [])
                       if isinstance(f, ast.StructField)}

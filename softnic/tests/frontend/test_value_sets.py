@@ -313,3 +313,17 @@ def test_struct_with_enum_field_is_refused(tmp_path: Path) -> None:
     with pytest.raises(CompileError) as ei:
         compile_text(tmp_path, program("value_set<k_t>(2) pvs;", "hdr.h.a", types))
     assert "pvs: value_set element type k_t is not supported" in str(ei.value)
+
+
+def test_signed_element(tmp_path: Path) -> None:
+    """int<W> is a Type_Bits for p4c's P4Info too (one EXACT field of W bits); a member is the
+    key's W-bit two's complement pattern."""
+    from softnic.frontend.p4info import build_p4info
+
+    j, res = compile_text(tmp_path, program("value_set<int<8>>(4) pvs;", "(int<8>)hdr.h.a"))
+    [vs] = build_p4info(res).value_sets
+    assert [(m.id, m.bitwidth) for m in vs.match] == [(1, 8)]
+    sw = switch(j)
+    sw.parse_vset_add("P.pvs", 0xFF)  # -1
+    assert second_byte(sw, 0xFF, 1) == 0xEE
+    assert second_byte(sw, 0x7F, 1) == 1
