@@ -248,3 +248,28 @@ control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
 """)
     with pytest.raises(CompileError, match="v: expression must be a compile-time constant"):
         compile_src(tmp_path, src)
+
+
+def test_direct_type_invocation_of_a_parser_and_a_control(tmp_path: Path) -> None:
+    """``Sub.apply(...)`` on a parser type and ``S.apply(...)`` on a control type
+    (InstantiateDirectCalls): each an instance named for its type (``I.S.t``)."""
+    parser = """
+parser Sub(packet_in pkt, out data_t d) { state start { pkt.extract(d); transition accept; } }
+parser P(packet_in pkt, out headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { Sub.apply(pkt, h.d); transition accept; }
+}
+"""
+    body = """
+control S(inout bit<8> x) {
+    action set(bit<8> v) { x = v; }
+    table t { key = { x: exact; } actions = { set; NoAction; } default_action = NoAction(); }
+    apply { t.apply(); x = x + 1; }
+}
+control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { S.apply(h.d.a); sm.egress_spec = 1; }
+}
+"""
+    bmv2_json, res = compile_src(tmp_path, program(body, parser=parser))
+    assert [t.name for t in res.tables] == ["I.S.t"]
+    # the sub-parser extracts all four bytes; t misses (NoAction), then a + 1
+    assert run(bmv2_json, [bytes([1, 2, 3, 4])]) == [bytes([2, 2, 3, 4])]
