@@ -114,6 +114,8 @@ def collect_value_sets(chk: Any, parser_d: Any) -> list[ValueSetInfo]:
         if sym is None or sym.kind != KIND or not isinstance(sym.type, ValueSetT):
             continue
         elem = sym.type.elem
+        if sym.type.size < 0:
+            continue  # p4c: "@size should be a positive integer" when it writes P4Info
         info = ValueSetInfo(sym.qualified, sym.type.size, annotations=p4info_annotations(d),
                             id=annotated_id(d))
         if isinstance(elem, BitT):  # bit<W> or int<W>: p4c's Type_Bits

@@ -16,6 +16,8 @@ from softnic.frontend.types import (
     EnumT,
     ErrorT,
     PType,
+    StructT,
+    TupleT,
 )
 from softnic.frontend.value_sets import KIND as VS_KIND
 from softnic.frontend.value_sets import ValueSetT, element_fields
@@ -92,14 +94,13 @@ class ParsersMixin(CheckerState):
         self.types[id(el)] = kt
 
     def declare_value_set(self, d: ast.InstantiationDecl, scope: Scope, owner: str) -> None:
-        """``value_set<T>(size) name;``: T a bit/int/enum type or a struct/tuple of them, size a
-        compile-time constant (p4c TypeInference on P4ValueSet)."""
+        """``value_set<T>(size) name;``: T one of the element types p4c's TypeInference allows
+        (bit<W>/int<W>, bool, enums, structs, tuples), size a compile-time constant."""
         assert isinstance(d.type, ast.TypeName)
-        elem = self.resolve_type(d.type.args[0], scope)
-        if element_fields(elem) is None:
-            raise err(d, f"{d.name}: value_set element type {elem.show()} is not supported; "
-                      "use bit<W>, int<W>, bool, an enum, a tuple of those, or a struct whose "
-                      "fields are bit<W>, bool or such structs")
+        tnode = d.type.args[0]
+        elem = self.resolve_type(tnode, scope)
+        if not isinstance(elem, (BitT, BoolT, EnumT, StructT, TupleT)):
+            raise err(tnode, f"{elem.show()}: Illegal type for value_set element type")
         if len(d.args) != 1 or d.args[0].name is not None:
             raise err(d, f"{d.name}: value_set takes one argument, its size")
         size_e = d.args[0].value
@@ -107,8 +108,6 @@ class ParsersMixin(CheckerState):
         if isinstance(size, bool) or not isinstance(size, int):
             raise err(size_e, f"{show_expr(size_e)}: value_set size must be a compile-time "
                       "constant integer")
-        if size <= 0:
-            raise err(size_e, f"{show_expr(size_e)}: value_set size must be positive")
         sym = Sym(VS_KIND, d.name, ValueSetT(elem, int(size)), d, owner=owner,
                   qualified=self.qualify(d, owner))
         scope.declare(sym)
@@ -128,7 +127,12 @@ class ParsersMixin(CheckerState):
                       "select case")
         sym = scope.lookup(ks.name)
         assert sym is not None and isinstance(sym.type, ValueSetT)
-        fields = element_fields(sym.type.elem) or []
+        fields = element_fields(sym.type.elem)
+        if fields is None:
+            raise err(ks, f"{ks.name}: the fields of value_set<{sym.type.elem.show()}> cannot "
+                      "be matched in 'select': a struct element may hold only bit<W>, int<W>, "
+                      "bool and structs of those (p4c: Type not supported for struct field in "
+                      "'select')")
         ftypes = [ft for _, ft in fields]
         if ftypes != key_types:
             want = ", ".join(t.show() for t in key_types)

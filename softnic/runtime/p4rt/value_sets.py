@@ -43,7 +43,7 @@ class ValueSetHandler:
         name = vs.preamble.name
         if op != Update.MODIFY:
             raise invalid(f"value set {name}: only MODIFY is allowed (it replaces the members)")
-        if vs.size and len(msg.members) > vs.size:
+        if len(msg.members) > vs.size:
             raise P4RTError(grpc.StatusCode.RESOURCE_EXHAUSTED,
                             f"value set {name}: {len(msg.members)} members exceed its size "
                             f"{vs.size}")
