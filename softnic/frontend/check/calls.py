@@ -7,6 +7,7 @@ variables, and records the result as a :class:`CallInfo` in ``Checker.calls``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from softnic.frontend import ast
@@ -140,10 +141,27 @@ class CallsMixin(CheckerState):
         name in the BMv2 JSON), and the P4Info names such a digest ``digest_<n>`` (p4c's
         v1model P4RuntimeArchHandler for a type argument that is not a named type)."""
         t = info.bindings.get("T")
-        if isinstance(t, TupleT):
-            ta = ast_type(t, e.loc)
-            if ta is not None:
-                e.type_args = [ta]
+        if not isinstance(t, TupleT):
+            return
+        # EliminateTuples ran already (the front end's program could not be checked before
+        # this call was reached): the struct it made of this same tuple type is T
+        fields = tuple((f"f{i}", x) for i, x in enumerate(t.elems))
+        for sym in self.top.syms.values():
+            st = sym.type
+            if sym.kind == "type" and isinstance(st, StructT) and st.fields == fields and (
+                    re.fullmatch(r"tuple_\d+", st.name)):
+                e.type_args = [ast.TypeName(st.name, loc=e.loc)]
+                info.bindings["T"] = st
+                return
+        ta = ast_type(t, e.loc)
+        if ta is not None:
+            e.type_args = [ta]  # for EliminateTuples, when it is still to run
+        # T as the struct EliminateTuples makes of it (when it has run already, it did not
+        # see this call): the first ``tuple_<n>`` name no type has
+        n = 0
+        while f"tuple_{n}" in self.top.syms:
+            n += 1
+        info.bindings["T"] = StructT(f"tuple_{n}", fields)
 
     def method_base_type(self, tgt: ast.Member, scope: Scope) -> PType:
         base = tgt.expr

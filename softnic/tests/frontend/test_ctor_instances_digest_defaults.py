@@ -273,3 +273,17 @@ control I(inout headers_t h, inout meta_t meta, inout standard_metadata_t sm) {
     assert [t.name for t in res.tables] == ["I.S.t"]
     # the sub-parser extracts all four bytes; t misses (NoAction), then a + 1
     assert run(bmv2_json, [bytes([1, 2, 3, 4])]) == [bytes([2, 2, 3, 4])]
+
+
+@pytest.mark.parametrize(("tuple_type", "learn_list"), [
+    ("tuple<bit<8>, bit<8>>", "tuple_0"),  # the same type: one struct for both
+    ("tuple<bit<8>>", "tuple_1"),  # another type: a struct of its own, declared after
+])
+def test_digest_of_a_list_next_to_a_tuple_variable(tmp_path: Path, tuple_type: str,
+                                                   learn_list: str) -> None:
+    elems = "{h.d.c, h.d.d}" if "," in tuple_type else "{h.d.c}"
+    bmv2_json, res = compile_src(tmp_path, digest_program(
+        f"{tuple_type} t = {elems}; h.d.c = t[0]; digest(1, {{h.d.a, h.d.b}});"))
+    assert [d.name for d in res.digests] == ["digest_0"]
+    assert [ll["name"] for ll in bmv2_json["learn_lists"]] == [learn_list]
+    assert digests_of(bmv2_json, bytes([7, 8, 9, 10])) == [(learn_list, [7, 8])]
