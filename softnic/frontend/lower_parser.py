@@ -34,8 +34,9 @@ def lower_parser(prog: LowerContext, d: ast.ParserDecl, env: dict[int, Loc]) -> 
 
 def parse_vsets(prog: LowerContext, d: ast.ParserDecl) -> list[dict[str, Any]]:
     """The JSON's ``parse_vsets``: the parser's value sets in declaration order, each with its
-    control-plane name and ``compressed_bitwidth``, the width of its element type (p4c
-    ParserConverter, JSON_format.md "parse_vsets")."""
+    control-plane name, ``compressed_bitwidth`` (the width of its element type) and
+    ``max_size``, the declared size (p4c ParserConverter and JsonObjects::add_parse_vset since
+    p4c#2185/#2195; JSON_format.md "parse_vsets")."""
     out: list[dict[str, Any]] = []
     for loc in d.locals:
         sym = prog.chk.decl_syms.get(id(loc))
@@ -43,7 +44,8 @@ def parse_vsets(prog: LowerContext, d: ast.ParserDecl) -> list[dict[str, Any]]:
             continue
         assert isinstance(sym.type, ValueSetT)
         out.append({"name": sym.qualified, "id": len(out),
-                    "compressed_bitwidth": element_width(sym.type.elem)})
+                    "compressed_bitwidth": element_width(sym.type.elem),
+                    "max_size": sym.type.size})
     return out
 
 

@@ -2,9 +2,11 @@
 
 A value set holds members of its ``compressed_bitwidth`` (the select key's fields concatenated
 without byte padding). A ``parse_vset`` transition matches when the state's key, its fields
-concatenated the same way, is a member; an empty set matches nothing. BMv2 has no member limit
-of its own (a JSON ``max_size`` is honoured when present); P4Runtime enforces the P4Info
-``size`` (PI). The generated parser reads ``members`` directly, so the set is updated in place.
+concatenated the same way, is a member; an empty set matches nothing. BMv2 1.15 has no member
+limit: P4Objects::init_parse_vsets reads name, id and compressed_bitwidth only, so the
+``max_size`` p4c writes is accepted and ignored (behavioral-model#856 was closed without
+enforcing it); softnic's P4Runtime service enforces the P4Info ``size``. The generated parser
+reads ``members`` directly, so the set is updated in place.
 """
 
 from __future__ import annotations
@@ -19,11 +21,10 @@ class ValueSetError(InvalidArgument):
 
 
 class ParseVSet:
-    def __init__(self, name: str, vid: int, bitwidth: int, max_size: int | None = None) -> None:
+    def __init__(self, name: str, vid: int, bitwidth: int) -> None:
         self.name = name
         self.id = vid
         self.bitwidth = bitwidth
-        self.max_size = max_size
         # insertion-ordered; a dict so that lookups in the packet path are O(1)
         self.members: dict[int, None] = {}
         # a masked transition's view (BMv2's shadow copy with a mask): mask -> masked member ->
@@ -64,8 +65,6 @@ class ParseVSet:
         self.check_value(value)
         if value in self.members:
             return
-        if self.max_size is not None and len(self.members) >= self.max_size:
-            raise ValueSetError(f"value set '{self.name}' is full ({self.max_size} members)")
         self.members[value] = None
         self._shadow_add(value)
 
@@ -86,9 +85,6 @@ class ParseVSet:
         for v in values:
             self.check_value(v)
         uniq = dict.fromkeys(values)
-        if self.max_size is not None and len(uniq) > self.max_size:
-            raise ValueSetError(f"value set '{self.name}': {len(uniq)} members exceed its "
-                                f"size {self.max_size}")
         self.clear()
         for v in uniq:
             self.members[v] = None
@@ -112,13 +108,10 @@ def load_parse_vsets(j: dict) -> dict[str, ParseVSet]:
         if not isinstance(name, str) or not _is_int(vid) or not _is_int(bw) or bw < 0:
             raise PipelineLoadError(f"malformed parse_vsets entry {v!r}: needs a name, an id "
                                     "and a compressed_bitwidth")
-        max_size: Any = v.get("max_size")
-        if max_size is not None and (not _is_int(max_size) or max_size < 0):
-            raise PipelineLoadError(f"parse_vset '{name}': bad max_size {max_size!r}")
         if name in out or vid in ids:
             raise PipelineLoadError(f"duplicate parse_vset '{name}' (id {vid})")
         ids.add(vid)
-        out[name] = ParseVSet(name, vid, bw, max_size or None)
+        out[name] = ParseVSet(name, vid, bw)
     return out
 
 

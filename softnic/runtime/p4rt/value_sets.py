@@ -1,4 +1,9 @@
-"""Write and Read of ValueSetEntry (P4Runtime spec, "ValueSetEntry"; PI's value-set support).
+"""Write and Read of ValueSetEntry (P4Runtime spec, "ValueSetEntry").
+
+A deliberate superset, like registers (see externs.py): simple_switch_grpc's PI server answers
+every ValueSetEntry with UNIMPLEMENTED (p4lang/PI#316; still so in 2024, project-ideas#12), so
+on BMv2 a value set can only be filled through the Thrift runtime_CLI (pvs_add). softnic
+implements the spec instead, over the engine's parse_vset API.
 
 A value set always exists, so the only Write is MODIFY, which replaces the whole member list
 (an empty list empties the set); INSERT and DELETE are INVALID_ARGUMENT. More members than the
