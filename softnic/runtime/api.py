@@ -72,6 +72,10 @@ class TableEntry:
     counter_bytes: int = 0
     meter_config: tuple[int, int, int, int] | None = None  # (cir, cburst, pir, pburst)
     is_const: bool = False
+    # Ageing state as read (``table_entries``): the entry's idle timeout (0: none) and the
+    # time.monotonic() of its last hit or insertion. Not part of an entry's identity.
+    idle_timeout_ns: int = field(default=0, compare=False)
+    last_hit: float = field(default=0.0, compare=False)
 
 
 @dataclass

@@ -199,9 +199,9 @@ def _link_table(prog: Program, comp: Compiled, n: TableNode, tj: dict,
     de = tj.get("default_entry")
     if isinstance(de, dict):
         aid = de.get("action_id")
-        info = comp.actions.get(aid)
+        info = comp.actions.get(aid) if isinstance(aid, int) else None
         if info is None:
-            raise PipelineLoadError(f"{where}: default action id {aid!r} unknown")
+            raise PipelineLoadError(f"{where}: default action id {aid!r:.40} unknown")
         data = [hexint(x, where) for x in de.get("action_data") or []]
         if len(data) != len(info.param_widths):
             raise PipelineLoadError(f"{where}: default action data does not fit '{info.name}'")

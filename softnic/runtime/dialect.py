@@ -80,6 +80,14 @@ def _type(node: Any) -> str:
     return ""
 
 
+def _key(v: Any) -> str | int | None:
+    """``v`` when it can name an object (a string or an integer), else None: a lookup by a
+    JSON value of another type finds nothing instead of failing on an unhashable key."""
+    if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
+        return v
+    return None
+
+
 def _invalid_type(node: Any) -> PipelineLoadError:
     return PipelineLoadError(f"Invalid 'type' in expression: '{_type(node)}'")
 
@@ -118,7 +126,7 @@ def check_expression(node: Any, depth: int = 0) -> str:
         # the offset is a plain integer, not an expression (the engine checks its range)
         check_expression(left, depth)
         return DATA if o == "access_field" else HEADER
-    if o not in OPERATORS:
+    if not isinstance(o, str) or o not in OPERATORS:
         raise PipelineLoadError(f"unknown expression operator {o!r}")
     check_expression(left, depth)
     check_expression(right, depth)
@@ -219,11 +227,11 @@ def check_parser_op(op: Any) -> None:
         (prim,) = _tuple_size(op, "parameters", 1)
         check_primitive(prim, 0, str(prim.get("op") if isinstance(prim, dict) else ""))
     elif kind == "shift":
-        if len(op.get("parameters") or []) != 1:
+        if len(_items(op.get("parameters"))) != 1:
             raise PipelineLoadError("Parser 'shift' operation has invalid number of arguments, "
                                     "expected 1")
     elif kind == "advance":
-        params = op.get("parameters") or []
+        params = _items(op.get("parameters"))
         if len(params) != 1:
             raise PipelineLoadError("Parser 'advance' operation has invalid number of "
                                     "arguments, expected 1")
@@ -254,8 +262,8 @@ def _key_bytes(k: dict, stacks: dict[str, str], htypes: dict[str, dict],
     if t == "lookahead" and isinstance(v, list) and len(v) == 2:
         width = v[1]
     elif t in ("field", "stack_field") and isinstance(v, list) and len(v) == 2:
-        tname = headers.get(v[0]) if t == "field" else stacks.get(v[0])
-        for f in (htypes.get(tname) or {}).get("fields") or []:
+        tname = headers.get(_key(v[0])) if t == "field" else stacks.get(_key(v[0]))
+        for f in (htypes.get(_key(tname)) or {}).get("fields") or []:
             if isinstance(f, list) and f and f[0] == v[1] and isinstance(f[1], int):
                 width = f[1]
         if t == "field" and v[1] == "$valid$":
@@ -266,7 +274,7 @@ def _key_bytes(k: dict, stacks: dict[str, str], htypes: dict[str, dict],
 def check_vset_transition(tr: dict, vsets: dict[Any, dict]) -> None:
     """BMv2 P4Objects::init_parsers for a ``parse_vset`` transition: the set must exist and a
     mask, when given, has the set's compressed width in bytes."""
-    vs = vsets.get(tr.get("value"))
+    vs = vsets.get(_key(tr.get("value")))
     if vs is None:
         raise PipelineLoadError(f"Invalid reference to parse value set {tr.get('value')!r}")
     mask = tr.get("mask")
@@ -274,7 +282,11 @@ def check_vset_transition(tr: dict, vsets: dict[Any, dict]) -> None:
         return
     if not isinstance(mask, str):
         raise PipelineLoadError(f"Parser transition mask for value set must be a hex string, "
-                                f"not {mask!r}")
+                                f"not {mask!r:.80}")
+    if mask.startswith("-"):
+        # BMv2's ByteContainer reads hex digits only; a negative mask has no byte form
+        raise PipelineLoadError(f"Parser transition mask for value set must not be negative: "
+                                f"{mask!r:.80}")
     bw = vs.get("compressed_bitwidth")
     want = (bw + 7) // 8 if isinstance(bw, int) else None
     got = _hex_bytes(mask)
@@ -285,22 +297,23 @@ def check_vset_transition(tr: dict, vsets: dict[Any, dict]) -> None:
 
 
 def check_parsers(j: dict) -> None:
-    htypes = {h.get("name"): h for h in j.get("header_types") or [] if isinstance(h, dict)}
-    headers = {h.get("name"): h.get("header_type") for h in j.get("headers") or []
+    htypes = {_key(h.get("name")): h for h in _items(j.get("header_types"))
+              if isinstance(h, dict)}
+    headers = {_key(h.get("name")): h.get("header_type") for h in _items(j.get("headers"))
                if isinstance(h, dict)}
-    stacks = {s.get("name"): s.get("header_type") for s in j.get("header_stacks") or []
+    stacks = {_key(s.get("name")): s.get("header_type") for s in _items(j.get("header_stacks"))
               if isinstance(s, dict)}
-    vsets = {v.get("name"): v for v in j.get("parse_vsets") or [] if isinstance(v, dict)}
-    for p in j.get("parsers") or []:
-        for st in (p.get("parse_states") or []) if isinstance(p, dict) else []:
+    vsets = {_key(v.get("name")): v for v in _items(j.get("parse_vsets")) if isinstance(v, dict)}
+    for p in _items(j.get("parsers")):
+        for st in (_items(p.get("parse_states"))) if isinstance(p, dict) else []:
             if not isinstance(st, dict):
                 continue
-            for op in st.get("parser_ops") or []:
+            for op in _items(st.get("parser_ops")):
                 check_parser_op(op)
-            for tr in st.get("transitions") or []:
+            for tr in _items(st.get("transitions")):
                 if isinstance(tr, dict) and tr.get("type") == "parse_vset":
                     check_vset_transition(tr, vsets)
-            keys = st.get("transition_key") or []
+            keys = _items(st.get("transition_key"))
             nbytes: int | None = 0
             for k in keys:
                 if _type(k) not in KEY_TYPES:
@@ -309,7 +322,7 @@ def check_parsers(j: dict) -> None:
                 nbytes = None if kb is None or nbytes is None else nbytes + kb
             if nbytes is None:
                 continue
-            for tr in st.get("transitions") or []:
+            for tr in _items(st.get("transitions")):
                 if not isinstance(tr, dict):
                     continue
                 ttype = tr.get("type", "hexstr")
@@ -328,11 +341,16 @@ def check_parsers(j: dict) -> None:
                         f"{nbytes} bytes but actual width is {got} bytes")
 
 
+def _items(v: Any) -> list:
+    """A JSON array the schema check has already vetted; anything else reads as empty."""
+    return v if isinstance(v, list) else []
+
+
 def _action_data(action: dict | None, data: Any) -> None:
     """BMv2's parse_action_data: one value per action parameter."""
     if action is None or not isinstance(data, list):
         return
-    want = len(action.get("runtime_data") or [])
+    want = len(_items(action.get("runtime_data")))
     if len(data) != want:
         raise PipelineLoadError(f"Invalid number of arguments for action '{action.get('name')}':"
                                 f" expected {want} but got {len(data)}")
@@ -348,14 +366,14 @@ def check_table_entries(t: dict, actions: dict) -> None:
         if t.get("type", "simple") != "simple" and de.get("action_const"):
             raise PipelineLoadError(f"Table '{name}' does not have type 'simple' and therefore "
                                     "setting 'action_const' to true is meaningless")
-        _action_data(actions.get(de.get("action_id")), de.get("action_data"))
+        _action_data(actions.get(_key(de.get("action_id"))), de.get("action_data"))
     entries = t.get("entries")
     if not isinstance(entries, list):
         return
     if t.get("type", "simple") != "simple":
         raise PipelineLoadError(f"Table '{name}' does not have type 'simple' and therefore "
                                 "cannot specify a 'entries' attribute")
-    keys = [k for k in t.get("key") or [] if isinstance(k, dict)]
+    keys = [k for k in _items(t.get("key")) if isinstance(k, dict)]
     for e in entries:
         if not isinstance(e, dict):
             continue
@@ -371,7 +389,7 @@ def check_table_entries(t: dict, actions: dict) -> None:
                                             f"expected {k.get('match_type')} but got {got}")
         ae = e.get("action_entry")
         if isinstance(ae, dict):
-            _action_data(actions.get(ae.get("action_id")), ae.get("action_data"))
+            _action_data(actions.get(_key(ae.get("action_id"))), ae.get("action_data"))
 
 
 def _unique_ids(objs: Any, kind: str) -> None:
@@ -426,60 +444,60 @@ def check_dialect(j: dict) -> None:
     check_version(j)
     for section, kind in _ID_KINDS.items():
         _unique_ids(j.get(section), kind)
-    for p in j.get("parsers") or []:
+    for p in _items(j.get("parsers")):
         if isinstance(p, dict):
             _unique_ids(p.get("parse_states"), "parse state")
-    for pl in j.get("pipelines") or []:
+    for pl in _items(j.get("pipelines")):
         if isinstance(pl, dict):
             _unique_ids(pl.get("tables"), "table")
             _unique_ids(pl.get("conditionals"), "condition")
             _unique_ids(pl.get("action_profiles"), "action profile")
-    for ht in j.get("header_types") or []:
+    for ht in _items(j.get("header_types")):
         if isinstance(ht, dict) and "length_exp" in ht:
             check_expression(ht["length_exp"])
     check_parsers(j)
-    for d in j.get("deparsers") or []:
-        for prim in (d.get("primitives") or []) if isinstance(d, dict) else []:
+    for d in _items(j.get("deparsers")):
+        for prim in (_items(d.get("primitives"))) if isinstance(d, dict) else []:
             check_primitive(prim, 0, str(d.get("name")))
-    for a in j.get("actions") or []:
+    for a in _items(j.get("actions")):
         if not isinstance(a, dict):
             continue
         rd = a.get("runtime_data")
         nparams = len(rd) if isinstance(rd, list) else 0
-        for prim in a.get("primitives") or []:
+        for prim in _items(a.get("primitives")):
             check_primitive(prim, nparams, str(a.get("name")))
-    actions = {a.get("id"): a for a in j.get("actions") or [] if isinstance(a, dict)}
-    for pl in j.get("pipelines") or []:
+    actions = {_key(a.get("id")): a for a in _items(j.get("actions")) if isinstance(a, dict)}
+    for pl in _items(j.get("pipelines")):
         if not isinstance(pl, dict):
             continue
-        for t in pl.get("tables") or []:
+        for t in _items(pl.get("tables")):
             if not isinstance(t, dict):
                 continue
-            lpm = [k for k in t.get("key") or [] if isinstance(k, dict)
+            lpm = [k for k in _items(t.get("key")) if isinstance(k, dict)
                    and k.get("match_type") == "lpm"]
             if len(lpm) > 1:
                 raise PipelineLoadError(f"Table '{t.get('name')}' features 2 LPM match fields")
-        for c in pl.get("conditionals") or []:
+        for c in _items(pl.get("conditionals")):
             if isinstance(c, dict):
                 check_expression(c.get("expression"))
-        for ac in pl.get("action_calls") or []:
-            a = actions.get(ac.get("action_id")) if isinstance(ac, dict) else None
+        for ac in _items(pl.get("action_calls")):
+            a = actions.get(_key(ac.get("action_id"))) if isinstance(ac, dict) else None
             if a is not None and a.get("runtime_data"):
                 raise PipelineLoadError(f"Cannot call action '{a.get('name')}' directly from "
                                         "control as it expects parameters")
         # BMv2 reads default entries and const entries after the conditionals and action calls
-        for t in pl.get("tables") or []:
+        for t in _items(pl.get("tables")):
             if isinstance(t, dict):
                 check_table_entries(t, actions)
-    for ck in j.get("checksums") or []:
+    for ck in _items(j.get("checksums")):
         if isinstance(ck, dict) and ck.get("if_cond") is not None:
             check_expression(ck["if_cond"])
-    for calc in j.get("calculations") or []:
-        for el in (calc.get("input") or []) if isinstance(calc, dict) else []:
+    for calc in _items(j.get("calculations")):
+        for el in (_items(calc.get("input"))) if isinstance(calc, dict) else []:
             if isinstance(el, dict) and _type(el) not in ("field", "hexstr", "header", "payload"):
                 raise PipelineLoadError(f"Unsupported input type '{_type(el)}' for calculation "
                                         f"'{calc.get('name')}'")
-    for fl in j.get("field_lists") or []:
-        for el in (fl.get("elements") or []) if isinstance(fl, dict) else []:
+    for fl in _items(j.get("field_lists")):
+        for el in (_items(fl.get("elements"))) if isinstance(fl, dict) else []:
             if isinstance(el, dict) and _type(el) not in ("field", "hexstr"):
                 raise PipelineLoadError(f"Invalid entry type '{_type(el)}' in field list")

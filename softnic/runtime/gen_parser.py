@@ -14,7 +14,6 @@ from softnic.runtime.exprgen import hexint
 from softnic.runtime.gen_base import GenContext, _ind
 from softnic.runtime.loader import HeaderInfo
 from softnic.runtime.primitives import emit
-from softnic.runtime.value_sets import load_parse_vsets
 
 # Parser loop bound. BMv2's parser runs states until one transitions to accept/reject, with no
 # bound, so ``state start { transition start; }`` hangs its packet thread forever. softnic must
@@ -60,6 +59,10 @@ def _single_target(transitions: list[str]) -> str | None:
             and transitions[0].endswith(", pos"):
         return transitions[0][len("return "):-len(", pos")]
     return None
+
+
+# BMv2 reads an advance amount with get<size_t>: 64 bits, unsigned.
+SIZE_T_MASK = (1 << 64) - 1
 
 
 class ParserGen:
@@ -175,13 +178,25 @@ class ParserGen:
         return [f"if not F[{self.ctx.lay.stack(n).next_slot}]: raise _PE({sobe}, pos)"
                 for n in names]
 
+    @staticmethod
+    def advance_amount(arg: Any, where: str) -> None:
+        """Refuse a negative constant amount: BMv2's ParserOpAdvance<Data> asserts that "the
+        JSON should never specify a negative constant" (an abort of the switch there)."""
+        if isinstance(arg, dict) and arg.get("type") == "hexstr" \
+                and hexint(arg.get("value"), where) < 0:
+            raise PipelineLoadError(f"{where}: advance amount {arg.get('value')!r:.40} is "
+                                    "negative; BMv2 requires a non-negative constant")
+
     def advance_lines(self, op: str, amount: str) -> list[str]:
         """``advance`` (an amount in bits) or the legacy ``shift`` (in bytes), as BMv2's
         ParserOpAdvance / ParserOpShift: an amount in bits that is not a multiple of 8 is
         error.ParserInvalidArgument, and an amount past the end of the packet is
         error.PacketTooShort raised *before* moving, so the bytes from the current position
-        on stay in the payload."""
-        out = [f"L = {amount}"]
+        on stay in the payload. BMv2 reads the amount as a ``size_t`` (``get<size_t>``), so
+        the parser never moves backwards: a negative run-time amount (which BMv2 only
+        asserts against) wraps to a huge one, and is PacketTooShort or ParserInvalidArgument
+        here; a negative constant is refused at load (``advance_amount``)."""
+        out = [f"L = ({amount}) & {SIZE_T_MASK:#x}"]
         if op == "advance":
             out += [f"if L & 7: raise _PE({self.ctx.p.errors['ParserInvalidArgument']}, pos)",
                     "L >>= 3"]
@@ -303,6 +318,7 @@ class ParserGen:
                 elif o in ("advance", "shift"):
                     if len(args) != 1:
                         raise PipelineLoadError(f"{where}: {o} takes one parameter")
+                    self.advance_amount(args[0], where)
                     body += self.advance_lines(o, self.ctx.eg.data(args[0], where))
                 elif o == "primitive":
                     if len(args) != 1:
@@ -341,10 +357,7 @@ class ParserGen:
     def vset_case(self, tr: dict, key_width: int, nxt: str, where: str) -> str:
         """A ``parse_vset`` transition: the unpadded key is a member of the named set
         (BMv2 ParseSwitchCaseVSet; a mask, when given, applies to both)."""
-        vsets = self.ctx.env.get("_vsets")
-        if vsets is None:
-            # one set of live value sets per pipeline, shared by the fast and traced parsers
-            vsets = self.ctx.env["_vsets"] = load_parse_vsets(self.ctx.p.json)
+        vsets = self.ctx.p.vsets  # built once at load, shared by fast and traced parsers
         name = tr.get("value")
         vs = vsets.get(name) if isinstance(name, str) else None
         if vs is None:
@@ -353,14 +366,17 @@ class ParserGen:
             raise PipelineLoadError(
                 f"{where}: parse_vset '{name}' has compressed_bitwidth {vs.bitwidth} but the "
                 f"transition key is {key_width} bits wide")
-        var = f"_vs{vs.id}"
+        # generated names come from the context, never from the JSON's id or mask
+        var = self.ctx.fresh("vs")
         self.ctx.env[var] = vs.members
         mask = tr.get("mask")
         if mask is None:
             return f"if v in {var}: return {nxt}, pos"
         m = hexint(mask, where)
+        if m < 0:
+            raise PipelineLoadError(f"{where}: parse_vset mask {mask!r} is negative")
         # BMv2 compares the key and the members both ANDed with the mask (compressed form)
-        mvar = f"{var}_m{m:x}"
+        mvar = self.ctx.fresh("vsm")
         self.ctx.env[mvar] = vs.masked_view(m)
         return f"if v & {m} in {mvar}: return {nxt}, pos"
 

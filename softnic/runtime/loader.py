@@ -17,7 +17,7 @@ from typing import Any
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
 from softnic.runtime.schema import check_document
-from softnic.runtime.value_sets import load_parse_vsets
+from softnic.runtime.value_sets import ParseVSet, load_parse_vsets
 
 # The core errors BMv2 knows; p4c assigns these values in this order when the program uses them.
 DEFAULT_ERRORS = {
@@ -170,6 +170,9 @@ class Program:
     registers: dict[str, dict]
     counters: dict[str, dict]
     meters: dict[str, dict]
+    # the live parser value sets, built once here; the generated parser and the runtime API
+    # (ValueSetControl) share these objects
+    vsets: dict[str, ParseVSet] = field(default_factory=dict)
 
 
 def _need(obj: Any, key: str, kind: type | tuple, where: str) -> Any:
@@ -256,6 +259,9 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
             names = [by_id[i] for i in ids]
         except (KeyError, TypeError) as e:
             raise PipelineLoadError(f"header stack '{name}': unknown header id {e}") from None
+        if not names:
+            # p4c never writes a stack of size 0; the engine's stack code needs an element
+            raise PipelineLoadError(f"header stack '{name}': 'header_ids' is empty")
         lay.stacks[name] = StackInfo(name, names, lay.new_slot(32))
     if _list(j, "header_union_stacks"):
         raise PipelineLoadError("header union stacks are not supported by softnic")
@@ -354,6 +360,6 @@ def load_program(j: Any) -> Program:
         _size(m, f"meter '{name}'", 0)
         if m.get("type", "bytes") not in ("bytes", "packets"):
             raise PipelineLoadError(f"meter '{name}': bad type {m.get('type')!r}")
-    load_parse_vsets(j)  # validated here; the parser generator makes the live sets
+    vsets = load_parse_vsets(j)
     return Program(j, lay, errors, htypes, actions_by_id, actions_by_name, field_lists,
-                   learn_lists, calcs, registers, counters, meters)
+                   learn_lists, calcs, registers, counters, meters, vsets)

@@ -91,7 +91,8 @@ SECTIONS: dict[str, Spec] = {
                       "header_ids": (_ints, True)},
     "header_unions": {**NAMED, "union_type": (_str, False), "header_ids": (_ints, True)},
     "parsers": {**NAMED, "init_state": (_str, True), "parse_states": (_list, True)},
-    "deparsers": {**NAMED, "order": (_strs, True)},
+    "deparsers": {**NAMED, "order": (_strs, True), "primitives": (_list, False)},
+    "parse_vsets": {**NAMED, "id": (_int, True), "compressed_bitwidth": (_int, True)},
     "meter_arrays": {**NAMED, "type": (_one_of("bytes", "packets"), False),
                      "rate_count": (_int, False), "size": (_int, False),
                      "is_direct": (_bool, False), "binding": (_str, False),
@@ -125,6 +126,11 @@ TABLE: Spec = {**NAMED, "id": (_int, True), "match_type": (_one_of(*MATCH_KINDS)
                "action_ids": (_ints, False), "actions": (_strs, False), "key": (_list, False),
                "next_tables": (_next_tables, False), "base_default_next": (_opt_str, False),
                "default_entry": (_dict, False), "entries": (_list, False)}
+DEFAULT_ENTRY: Spec = {"action_id": (_int, True), "action_const": (_bool, False),
+                      "action_data": (_list, False), "action_entry_const": (_bool, False)}
+TABLE_ENTRY: Spec = {"match_key": (_list, True), "action_entry": (_dict, True),
+                     "priority": (_int, False)}
+ACTION_ENTRY: Spec = {"action_id": (_int, True), "action_data": (_list, False)}
 TABLE_KEY: Spec = {"match_type": (_one_of(*MATCH_KINDS), True), "name": (_str, False)}
 CONDITIONAL: Spec = {**NAMED, "id": (_int, True), "expression": (_dict, True),
                      "true_next": (_opt_str, False), "false_next": (_opt_str, False)}
@@ -171,6 +177,9 @@ def check_document(j: Any) -> None:
         for f in ht["fields"]:
             if not _header_field(f):
                 raise PipelineLoadError(f"header type {ht['name']!r}: malformed field {f!r:.80}")
+    for key in ("errors", "field_aliases", "header_union_stacks", "extern_instances"):
+        if j.get(key) is not None and not isinstance(j[key], list):
+            raise PipelineLoadError(f"top-level {key!r} must be a JSON array")
     for e in j.get("errors") or []:
         if not _error(e):
             raise PipelineLoadError(f"malformed error declaration {e!r:.80}")
@@ -178,6 +187,8 @@ def check_document(j: Any) -> None:
         where = f"action {a['name']!r}"
         _each(a, "runtime_data", RUNTIME_DATA, where)
         _each(a, "primitives", PRIMITIVE, where)
+    for d in j.get("deparsers") or []:
+        _each(d, "primitives", PRIMITIVE, f"deparser {d['name']!r}")
     for p in j.get("parsers") or []:
         for st in _each(p, "parse_states", PARSE_STATE, f"parser {p['name']!r}"):
             where = f"parse state {st['name']!r}"
@@ -186,6 +197,11 @@ def check_document(j: Any) -> None:
     for pl in j.get("pipelines") or []:
         where = f"pipeline {pl['name']!r}"
         for t in _each(pl, "tables", TABLE, where):
-            _each(t, "key", TABLE_KEY, f"table {t['name']!r}")
+            tw = f"table {t['name']!r}"
+            _each(t, "key", TABLE_KEY, tw)
+            if t.get("default_entry") is not None:
+                _check(t["default_entry"], DEFAULT_ENTRY, f"{tw} default_entry")
+            for e in _each(t, "entries", TABLE_ENTRY, tw):
+                _check(e["action_entry"], ACTION_ENTRY, f"{tw} entry action_entry")
         _each(pl, "conditionals", CONDITIONAL, where)
         _each(pl, "action_calls", ACTION_CALL, where)

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from softnic.runtime.ageing import IdleTimeoutControl
 from softnic.runtime.api import Digest, PacketIn
 from softnic.runtime.codegen import DROP_PORT
 from softnic.runtime.control import ControlPlane
@@ -26,7 +27,8 @@ __all__ = ["ENGINE_ERROR_LOG_INTERVAL", "MAX_COPIES", "MAX_PASSES", "ActionCallN
            "Pipeline", "Switch", "SwitchStats", "TableNode", "log"]
 
 
-class Switch(ControlPlane, ValueSetControl, Datapath, TrafficManager, Diagnostics):
+class Switch(ControlPlane, ValueSetControl, IdleTimeoutControl, Datapath, TrafficManager,
+             Diagnostics):
     """One v1model switch: its state lives here, its behaviour in the mixins."""
 
     def __init__(self, cpu_port: int | None = None,

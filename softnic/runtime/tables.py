@@ -82,6 +82,9 @@ class Table:
         if self.mode == "exact" and self.single:
             self.lookup = self._lookup_exact_single
         self.ageing = False  # hits are time-stamped (see enable_ageing)
+        # the entries that have an idle timeout, kept by set_idle_timeout and remove: what a
+        # sweep looks at (never the whole table)
+        self.timed: dict[Any, Entry] = {}
 
     # -- idle timeout ------------------------------------------------------------------------
     def enable_ageing(self) -> None:
@@ -114,15 +117,20 @@ class Table:
         if timeout_ns != e.idle_ns:
             e.aged = False
         e.idle_ns = timeout_ns
+        if timeout_ns and self.entries.get(e.ident) is e:
+            self.timed[e.ident] = e
+        else:
+            self.timed.pop(e.ident, None)
 
     def sweep_idle(self, now: float, entries: list[Entry] | None = None) -> list[Entry]:
         """Entries whose idle time has passed their timeout and were not already reported as
         expired at the previous sweep (BMv2's AgeingMonitor: one report per expiry; an entry
         hit since then can expire, and be reported, again). Cost: one pass over ``entries``
-        (default: all of them); entries no longer in the table are skipped."""
+        (default: every entry with a timeout, :attr:`timed`); entries no longer in the table
+        are skipped."""
         out: list[Entry] = []
-        for e in self.entries.values() if entries is None else entries:
-            if not e.idle_ns or (entries is not None and self.entries.get(e.ident) is not e):
+        for e in list(self.timed.values()) if entries is None else entries:
+            if not e.idle_ns or self.entries.get(e.ident) is not e:
                 continue
             if (now - e.last_hit) * 1e9 >= e.idle_ns:
                 if not e.aged:
@@ -291,6 +299,7 @@ class Table:
 
     def remove(self, e: Entry) -> None:
         del self.entries[e.ident]
+        self.timed.pop(e.ident, None)
         if self.mode == "exact":
             del self.exact[e.ident[0] if self.single else e.ident]
         elif self.mode == "lpm":
@@ -315,4 +324,5 @@ class Table:
         cfg = e.meter.config if e.meter is not None else None
         return TableEntry(key=list(e.mk), action=ActionCall(names[e.aid], list(e.params)),
                           priority=e.priority, counter_packets=e.counter[0],
-                          counter_bytes=e.counter[1], meter_config=cfg, is_const=e.is_const)
+                          counter_bytes=e.counter[1], meter_config=cfg, is_const=e.is_const,
+                          idle_timeout_ns=e.idle_ns, last_hit=e.last_hit)

@@ -15,6 +15,10 @@ from typing import Any
 
 from softnic.runtime.api import InvalidArgument, PipelineLoadError
 
+# Largest id BMv2 reads (a C++ int) and widest set softnic accepts (loader.MAX_BITWIDTH).
+MAX_ID = (1 << 31) - 1
+MAX_BITWIDTH = 4096
+
 
 class ValueSetError(InvalidArgument):
     """A member that does not fit the set, a full set, or an unknown member or set."""
@@ -101,18 +105,33 @@ def load_parse_vsets(j: dict) -> dict[str, ParseVSet]:
     if not isinstance(raw, list):
         raise PipelineLoadError("'parse_vsets' is not a list")
     ids: set[int] = set()
-    for v in raw:
+    for i, v in enumerate(raw):
+        where = f"parse_vsets[{i}]"
         if not isinstance(v, dict):
-            raise PipelineLoadError(f"malformed parse_vsets entry {v!r}")
+            raise PipelineLoadError(f"{where}: expected a JSON object, got {type(v).__name__}")
         name, vid, bw = v.get("name"), v.get("id"), v.get("compressed_bitwidth")
-        if not isinstance(name, str) or not _is_int(vid) or not _is_int(bw) or bw < 0:
-            raise PipelineLoadError(f"malformed parse_vsets entry {v!r}: needs a name, an id "
-                                    "and a compressed_bitwidth")
+        if not isinstance(name, str):
+            raise PipelineLoadError(f"{where}: attribute 'name' must be a string")
+        where = f"{where} {name!r:.80}"
+        if not _is_int(vid) or not 0 <= vid <= MAX_ID:
+            # BMv2 reads the id as a C++ int (p_id_t); p4c numbers sets from 0
+            raise PipelineLoadError(f"{where}: attribute 'id' must be an integer in "
+                                    f"0..{MAX_ID}, got {_short(vid)}")
+        if not _is_int(bw) or not 0 <= bw <= MAX_BITWIDTH:
+            raise PipelineLoadError(f"{where}: attribute 'compressed_bitwidth' must be an "
+                                    f"integer in 0..{MAX_BITWIDTH}, got {_short(bw)}")
         if name in out or vid in ids:
             raise PipelineLoadError(f"duplicate parse_vset '{name}' (id {vid})")
         ids.add(vid)
         out[name] = ParseVSet(name, vid, bw)
     return out
+
+
+def _short(v: Any) -> str:
+    """A JSON value for a message, bounded (a huge int's repr would itself fail)."""
+    if _is_int(v) and v.bit_length() > 64:
+        return f"an integer of {v.bit_length()} bits"
+    return f"{v!r:.40}"
 
 
 def _is_int(v: Any) -> bool:
@@ -131,24 +150,19 @@ class ValueSetControl:
         p = self._p
         if p is None:
             raise ValueSetError("no pipeline loaded")
-        vsets: dict[str, ParseVSet] = p.comp.env.get("_vsets") or {}
-        vs = vsets.get(name)
-        if vs is None:
-            # BMv2 creates every declared set; one no transition uses is still addressable
-            vsets = p.comp.env.setdefault("_vsets", {})
-            for n, v in load_parse_vsets(p.prog.json).items():
-                vsets.setdefault(n, v)
-            vs = vsets.get(name)
+        # every declared set, built once at load (BMv2 creates each, used or not)
+        vs = p.prog.vsets.get(name) if isinstance(name, str) else None
         if vs is None:
             raise ValueSetError(f"no parser value set named '{name}'")
         return vs
 
     def parse_vsets(self) -> dict[str, int]:
         """Name -> compressed bitwidth of every value set of the loaded program."""
-        p = self._p
-        if p is None:
-            return {}
-        return {n: v.bitwidth for n, v in load_parse_vsets(p.prog.json).items()}
+        with self._lock:
+            p = self._p
+            if p is None:
+                return {}
+            return {n: v.bitwidth for n, v in p.prog.vsets.items()}
 
     def parse_vset_add(self, name: str, value: int) -> None:
         with self._lock:

@@ -7,8 +7,10 @@ true``) an entry may carry ``idle_timeout_ns``. The engine time-stamps each hit 
 reports the entries whose idle time has passed their timeout in one IdleTimeoutNotification to
 the primary client. As in BMv2, an entry is reported once per expiry (it is reported again only
 after a hit has made it live again) and is never deleted: the controller decides. A sweep costs
-one pass over the timed entries of the tables that support timeouts, taking the switch lock for
-at most SWEEP_CHUNK entries at a time; the packet path does no sweeping.
+one pass over the entries that have a timeout (the engine indexes them per table: the other
+entries are never looked at), taking the switch lock for at most SWEEP_CHUNK entries at a time;
+the packet path does no sweeping. The engine calls are those of
+:class:`softnic.runtime.ageing.IdleTimeoutControl`.
 
 The notification's entries carry the table id, match, priority and ``idle_timeout_ns``: what a
 controller needs to delete them.
@@ -16,17 +18,15 @@ controller needs to delete them.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 from p4.v1 import p4runtime_pb2
 
+from softnic.runtime.ageing import Expired, IdleTimeoutControl
 from softnic.runtime.api import SwitchAPI
-from softnic.runtime.tables import Entry, Table
 
 from . import translate
 from .errors import unimplemented
@@ -39,22 +39,16 @@ Send = Callable[[p4runtime_pb2.StreamMessageResponse], bool]
 SWEEP_CHUNK = 1024  # entries examined per hold of the switch lock
 
 
-@contextlib.contextmanager
-def engine_table(switch: SwitchAPI, name: str) -> Iterator[Table]:
-    """The engine's table ``name`` with the switch lock held (packets wait meanwhile).
-
-    The SwitchAPI has no call for per-entry ageing state, so this reaches into softnic's
-    in-process Switch (``ControlPlane._table`` and ``_lock``); another engine is refused."""
-    lock: Any = getattr(switch, "_lock", None)
-    find: Any = getattr(switch, "_table", None)
-    if lock is None or find is None:
+def ageing(switch: SwitchAPI) -> IdleTimeoutControl:
+    """The engine's idle-timeout calls; the SwitchAPI has none, so an engine without
+    :class:`IdleTimeoutControl` (softnic's in-process Switch has it) is refused."""
+    if not isinstance(switch, IdleTimeoutControl):
         raise unimplemented("idle timeouts need softnic's in-process switch")
-    with lock:
-        yield find(name).table
+    return switch
 
 
-def time_since_last_hit_ns(e: Entry, now: float) -> int:
-    return max(0, int((now - e.last_hit) * 1e9))
+def time_since_last_hit_ns(last_hit: float, now: float) -> int:
+    return max(0, int((now - last_hit) * 1e9))
 
 
 class IdleSweeper:
@@ -94,16 +88,13 @@ class IdleSweeper:
         for t in index.tables.values():
             if not t.supports_timeout or not t.in_json:
                 continue
-            expired: list[tuple[list, int, int]] = []
+            expired: list[Expired] = []
             try:
-                with engine_table(self.switch, t.name) as table:
-                    timed = [e for e in table.entries.values() if e.idle_ns]
+                eng = ageing(self.switch)
+                timed = eng.table_timed_entries(t.name)  # only the entries with a timeout
                 # the switch lock is taken per chunk, so packets wait at most one chunk
                 for i in range(0, len(timed), SWEEP_CHUNK):
-                    with engine_table(self.switch, t.name) as table:
-                        when = time.monotonic() if now is None else now
-                        expired += [(list(e.mk), e.priority, e.idle_ns)
-                                    for e in table.sweep_idle(when, timed[i:i + SWEEP_CHUNK])]
+                    expired += eng.table_sweep_idle(t.name, timed[i:i + SWEEP_CHUNK], now)
             except Exception:  # the pipeline changed under us: the next sweep sees the new one
                 continue
             if not expired:

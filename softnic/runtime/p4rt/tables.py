@@ -19,7 +19,7 @@ from softnic.runtime.api import SwitchAPI, TableEntry
 from . import translate
 from .engine import engine_errors
 from .errors import P4RTError, invalid, not_found, permission_denied
-from .idle import engine_table, time_since_last_hit_ns
+from .idle import ageing, time_since_last_hit_ns
 from .p4info import P4InfoIndex, TableInfo
 
 Update = p4runtime_pb2.Update
@@ -74,20 +74,20 @@ class TableHandler:
 
     def _set_idle_timeout(self, t: TableInfo, entry: TableEntry, timeout_ns: int,
                           reset: bool) -> None:
-        with engine_errors(f"idle timeout in {t.name}"), engine_table(self.switch, t.name) as et:
-            et.set_idle_timeout(et.find(entry.key, entry.priority), timeout_ns, reset)
+        eng = ageing(self.switch)
+        with engine_errors(f"idle timeout in {t.name}"):
+            eng.table_set_idle_timeout(t.name, entry.key, entry.priority, timeout_ns, reset)
 
-    def _idle_state(self, t: TableInfo, e: TableEntry, out: p4runtime_pb2.TableEntry,
-                    with_hit_time: bool) -> None:
+    @staticmethod
+    def _idle_state(e: TableEntry, out: p4runtime_pb2.TableEntry, with_hit_time: bool,
+                    now: float) -> None:
         """``idle_timeout_ns`` of a read entry, and ``time_since_last_hit`` when the request
         asks for it (an entry with no timeout reports the time since its insertion or last hit
-        too, as PI does for a table that supports timeouts)."""
-        with engine_errors(f"read {t.name}"), engine_table(self.switch, t.name) as et:
-            ee = et.find(e.key, e.priority)
-            now = time.monotonic()
-            out.idle_timeout_ns = ee.idle_ns
-            if with_hit_time:
-                out.time_since_last_hit.elapsed_ns = time_since_last_hit_ns(ee, now)
+        too, as PI does for a table that supports timeouts). Both come from the snapshot the
+        engine returned with the entries (one lock for the whole read)."""
+        out.idle_timeout_ns = e.idle_timeout_ns
+        if with_hit_time:
+            out.time_since_last_hit.elapsed_ns = time_since_last_hit_ns(e.last_hit, now)
 
     def _write_default(self, op: int, t: TableInfo, msg: p4runtime_pb2.TableEntry) -> None:
         if op != Update.MODIFY:
@@ -128,11 +128,13 @@ class TableHandler:
             if req.is_default_action:
                 yield self._default_entity(t)
                 continue
-            for e in self._entries(t, req):
+            entries = self._entries(t, req)
+            now = time.monotonic()
+            for e in entries:
                 ent = p4runtime_pb2.Entity()
                 translate.encode_entry(self.index, t, e, ent.table_entry, with_counters)
                 if t.supports_timeout and not e.is_const:
-                    self._idle_state(t, e, ent.table_entry, with_hit_time)
+                    self._idle_state(e, ent.table_entry, with_hit_time, now)
                 yield ent
 
     def _default_entity(self, t: TableInfo) -> p4runtime_pb2.Entity:
