@@ -273,8 +273,14 @@ class _Builder:
         for d in _dedupe(res.digests):
             msg = self.p4info.digests.add()
             self._preamble(msg.preamble, DIGEST, d.name, d.annotations)
-            msg.type_spec.struct.name = d.name
-            self._struct_type(d.name, d.fields)
+            if d.tuple:
+                # p4c's TypeSpecConverter (Type_BaseList): the members' own type specs in
+                # order, unnamed; a tuple has no type_info entry
+                for f in d.fields:
+                    self._member_spec(msg.type_spec.tuple.members.add(), f)
+            else:
+                msg.type_spec.struct.name = d.name
+                self._struct_type(d.name, d.fields)
         for ch in _dedupe(res.controller_headers):
             self._controller_header(ch)
         for vs in res.value_sets:
@@ -388,12 +394,17 @@ class _Builder:
         struct = self.p4info.type_info.structs[name]
         for f in fields:
             member = struct.members.add(name=f.name)
-            if f.ser_enum:  # p4c's TypeSpecConverter names the enum instead of its bits
-                member.type_spec.serializable_enum.name = f.ser_enum
-            elif f.type_name:  # ... and the ``type`` declaration
-                member.type_spec.new_type.name = f.type_name
-            else:
-                member.type_spec.bitstring.bit.bitwidth = f.bitwidth
+            self._member_spec(member.type_spec, f)
+
+    @staticmethod
+    def _member_spec(spec: p4info_pb2.P4DataTypeSpec, f: StructFieldInfo) -> None:
+        """The type spec of a struct field or tuple member."""
+        if f.ser_enum:  # p4c's TypeSpecConverter names the enum instead of its bits
+            spec.serializable_enum.name = f.ser_enum
+        elif f.type_name:  # ... and the ``type`` declaration
+            spec.new_type.name = f.type_name
+        else:
+            spec.bitstring.bit.bitwidth = f.bitwidth
 
     def _controller_header(self, ch: ControllerHeaderInfo) -> None:
         msg = self.p4info.controller_packet_metadata.add()

@@ -333,7 +333,7 @@ class ResourceCollector:
             DigestInfo(name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft),
                                               field_new_type(self.res, self.chk, t.name, fn)
                                               if t.name else "")
-                              for fn, ft in t.fields]))
+                              for fn, ft in t.fields], tuple=unnamed))
 
     # ------------------------------------------------------------------ actions and tables
 

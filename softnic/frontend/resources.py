@@ -111,12 +111,18 @@ class StructFieldInfo:
 
 @dataclass
 class DigestInfo:
-    """One ``digest<T>(receiver, data)`` call site type; name is T's struct name."""
+    """One ``digest<T>(receiver, data)`` call site type; name is T's struct name.
+
+    ``tuple``: T is a tuple (a list argument, or ``digest<tuple<...>>``); the name is then
+    p4c's ``digest_<n>`` and P4Info gives the type as ``tuple { members ... }`` (p4c's
+    TypeSpecConverter for a Type_BaseList), with no ``type_info`` struct; the fields' names
+    (``f0``, ``f1``...) are not part of P4Info."""
 
     name: str
     fields: list[StructFieldInfo]
     annotations: list[str] = field(default_factory=list)
     id: int | None = None
+    tuple: bool = False
 
 
 @dataclass

@@ -9,6 +9,17 @@ Semantics follow the P4Runtime spec ("DigestEntry") as BMv2/PI implement them:
   learning controller from being flooded by one flow while it installs the entry.
 The engine's callback only enqueues; batching runs on this module's own thread, so the packet
 path never waits for a controller.
+
+Which P4Info digest a BMv2 learn list feeds: PI (behavioral-model's PI glue) looks the learn
+list's name up among the P4Info digest names. For ``digest(r, {a, b})`` / ``digest<tuple<..>>``
+p4c names the P4Info digest ``digest_<n>`` (its v1model P4RuntimeArchHandler, run before the
+mid end) but the learn list ``tuple_<n>`` (the struct EliminateTuples made; the BMv2 back end
+names learn lists for the type argument's struct), so real simple_switch_grpc finds no digest
+("Ignoring LEA notification whose name 'tuple_0' cannot be found in p4info") and a DigestEntry
+for ``digest_<n>`` finds no learn list. softnic delivers them instead (a deliberate superset):
+P4Info digests of tuple type that no learn list names are paired, in order, with the learn
+lists no P4Info digest names that have as many elements as the tuple has members, and their
+data are sent as the P4Runtime spec gives a tuple-typed digest: ``P4Data.tuple``.
 """
 
 from __future__ import annotations
@@ -49,6 +60,8 @@ class DigestManager:
         self._lock = threading.Lock()
         self._index: P4InfoIndex | None = None
         self._states: dict[int, _State] = {}
+        self._list_digest: dict[str, int] = {}  # learn list name -> P4Info digest id
+        self._tuples: set[int] = set()  # ids of the digests whose P4Info type is a tuple
         self._inbox: queue.SimpleQueue[Digest | None] = queue.SimpleQueue()
         self._stop = False
         self._thread = threading.Thread(target=self._run, name="p4rt-digests", daemon=True)
@@ -57,11 +70,12 @@ class DigestManager:
         self.suppressed = 0
 
     # -- control (from RPC threads)
-    def reset(self, index: P4InfoIndex | None) -> None:
+    def reset(self, index: P4InfoIndex | None, bmv2_json: dict | None = None) -> None:
         """A new pipeline: forget every DigestEntry and pending list."""
         with self._lock:
             self._index = index
             self._states.clear()
+            self._tuples, self._list_digest = _pair_learn_lists(index, bmv2_json)
 
     def configured(self) -> dict[int, p4runtime_pb2.DigestEntry.Config]:
         with self._lock:
@@ -118,6 +132,9 @@ class DigestManager:
         return max(0.0, min(deadlines) - time.monotonic())
 
     def _find(self, name: str) -> _State | None:
+        paired = self._list_digest.get(name)
+        if paired is not None:
+            return self._states.get(paired)
         for st in self._states.values():
             if st.info.name == name or st.info.name.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]:
                 return st
@@ -126,6 +143,10 @@ class DigestManager:
     def _encode(self, info: DigestInfo, fields: dict[str, int]) -> p4data_pb2.P4Data:
         data = p4data_pb2.P4Data()
         values = list(fields.values())
+        if info.id in self._tuples:  # a tuple's members are unnamed: the learn list's order
+            for v in values:
+                data.tuple.members.add().bitstring = bytestr.encode(v)
+            return data
         for i, m in enumerate(info.members):
             if m.name in fields:
                 v = fields[m.name]
@@ -185,3 +206,29 @@ class DigestManager:
                     st.flush_at = 0.0
         for msg in out:
             self._send(msg)
+
+
+def _pair_learn_lists(index: P4InfoIndex | None,
+                      bmv2_json: dict | None) -> tuple[set[int], dict[str, int]]:
+    """(ids of the tuple-typed P4Info digests, learn list name -> digest id for the tuple
+    digests paired with a learn list of another name; see the module docstring)."""
+    if index is None:
+        return set(), {}
+    members = {d.preamble.id: len(d.type_spec.tuple.members) for d in index.info.digests
+               if d.type_spec.WhichOneof("type_spec") == "tuple"}
+    if not members or bmv2_json is None:
+        return set(members), {}
+    names = {d.preamble.name for d in index.info.digests}
+    lists = sorted((ll for ll in bmv2_json.get("learn_lists") or []
+                    if isinstance(ll, dict) and ll.get("name") not in names),
+                   key=lambda ll: ll.get("id", 0))
+    paired: dict[str, int] = {}
+    for d in index.info.digests:
+        if d.preamble.id not in members:
+            continue
+        for ll in lists:
+            name = ll.get("name")
+            if name not in paired and len(ll.get("elements") or []) == members[d.preamble.id]:
+                paired[name] = d.preamble.id
+                break
+    return set(members), paired

@@ -203,7 +203,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             for session in self.switch.clone_sessions():
                 self.switch.clone_session_delete(session)
         controller.configure_switch(self.switch, cfg.index, cfg.bmv2_json, self.cpu_port)
-        self.digests.reset(cfg.index)
+        self.digests.reset(cfg.index, cfg.bmv2_json)
         self.pre.reset()
         self._current = _Committed(cfg, Entities(self.switch, cfg.index, self.digests, self.pre))
         self.idle.reset(cfg.index)
