@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import Names, map_children, walk
+from softnic.frontend.ast_util import Names, map_children, walk
 from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 

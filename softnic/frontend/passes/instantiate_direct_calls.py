@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import Names, declared_names, transform
+from softnic.frontend.ast_util import Names, transform
+from softnic.frontend.desugar import declared_names
 
 BLOCKS = (ast.ControlDecl, ast.ParserDecl)
 

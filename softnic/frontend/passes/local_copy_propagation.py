@@ -29,7 +29,7 @@ from dataclasses import fields
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import walk
+from softnic.frontend.ast_util import lvalue_root, walk
 
 
 def same_expr(a: Any, b: Any) -> bool:
@@ -65,17 +65,11 @@ def _names(e: Any) -> set[str]:
     return {n.name for n in walk(e) if isinstance(n, ast.PathExpr)}
 
 
-def _root(e: Any) -> str | None:
-    while isinstance(e, (ast.Member, ast.Index, ast.Slice)):
-        e = e.expr
-    return e.name if isinstance(e, ast.PathExpr) else None
-
-
 def _harmless(s: Any, tmp: str, read: set[str]) -> bool:
     """Does ``s`` (between the copy-in and the copy-out) leave the copy a no-op?"""
     if isinstance(s, ast.AssignStmt):
         return (_call_free(s) and tmp not in _names(s)
-                and _root(s.lhs) not in read)
+                and lvalue_root(s.lhs) not in read)
     if isinstance(s, ast.VarDecl):
         return (s.name not in read and s.name != tmp
                 and (s.init is None or (_call_free(s.init) and tmp not in _names(s.init))))

@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import Names, take_local_initializers
+from softnic.frontend.ast_util import Names
+from softnic.frontend.desugar import take_local_initializers
 
 
 def move_initializers(prog: ast.Program) -> ast.Program:

@@ -18,16 +18,9 @@ import copy
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import ArgTypes, Names, map_children, walk
+from softnic.frontend.ast_util import ArgTypes, Names, lvalue_root, map_children, walk
 
 SCOPES = (ast.ActionDecl, ast.FunctionDecl, ast.ControlDecl, ast.ParserDecl)
-
-
-def lvalue_root(e: Any) -> str | None:
-    """The variable a location (``a.b[i].c``, ``a[3:0]``) is rooted at, else None."""
-    while isinstance(e, (ast.Member, ast.Index, ast.Slice)):
-        e = e.expr
-    return e.name if isinstance(e, ast.PathExpr) else None
 
 
 class RemoveAliases:

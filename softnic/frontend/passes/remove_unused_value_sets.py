@@ -11,7 +11,7 @@ when the copied states name it.
 from __future__ import annotations
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import walk
+from softnic.frontend.ast_util import walk
 
 
 def is_value_set(d: object) -> bool:

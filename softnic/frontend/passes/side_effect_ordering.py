@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import Names, walk
+from softnic.frontend.ast_util import Names, lvalue_base, mentions, subst_types, walk
 from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 
@@ -115,8 +115,8 @@ class CallInfo:
         if ret is None or isinstance(ret, ast.VoidType):
             return None
         if self.type_map:
-            ret = subst_type(ret, self.type_map)
-        return None if free_type_vars(ret, self.tvars - set(self.type_map)) else ret
+            ret = subst_types(copy.deepcopy(ret), self.type_map)
+        return None if mentions(ret, self.tvars - set(self.type_map)) else ret
 
 
 def strip_not(e: ast.Expr) -> tuple[ast.Expr, bool]:
@@ -125,29 +125,6 @@ def strip_not(e: ast.Expr) -> tuple[ast.Expr, bool]:
         neg = not neg
         e = e.expr
     return e, neg
-
-
-def lvalue_base(e: ast.Expr) -> ast.PathExpr | None:
-    while isinstance(e, (ast.Member, ast.Index, ast.Slice)):
-        e = e.expr
-    return e if isinstance(e, ast.PathExpr) else None
-
-
-def subst_type(t: ast.Type, mapping: dict[str, ast.Type]) -> ast.Type:
-    """A copy of ``t`` with the type variables of ``mapping`` replaced."""
-    if isinstance(t, ast.TypeName):
-        if t.name in mapping and not t.args:
-            return copy.deepcopy(mapping[t.name])
-        return ast.TypeName(t.name, [subst_type(a, mapping) for a in t.args], loc=t.loc)
-    if isinstance(t, ast.StackType):
-        return ast.StackType(subst_type(t.elem, mapping), copy.deepcopy(t.size), loc=t.loc)
-    if isinstance(t, ast.TupleType):
-        return ast.TupleType([subst_type(a, mapping) for a in t.elems], loc=t.loc)
-    return copy.deepcopy(t)
-
-
-def free_type_vars(t: ast.Type, tvars: set[str]) -> bool:
-    return any(isinstance(n, ast.TypeName) and n.name in tvars for n in walk(t))
 
 
 class SideEffectOrdering:
@@ -244,7 +221,7 @@ class SideEffectOrdering:
                 assigns = []
                 for k in props[0].keys:
                     typ = self.need_type(self.type_of(k.expr, scope), k.expr)
-                    name = self.numbered("key")
+                    name = self.names.numbered("key")
                     new_locals.append(ast.VarDecl(name, copy.deepcopy(typ), None, loc=k.loc))
                     if not any(a.name == "name" for a in k.annotations):
                         text = show_expr(k.expr)
@@ -574,15 +551,8 @@ class SideEffectOrdering:
         pre.append(ast.VarDecl(name, copy.deepcopy(typ), init, loc=at.loc))
         return ast.PathExpr(name, loc=at.loc)
 
-    def numbered(self, base: str) -> str:
-        """A fresh ``base_N`` (p4c's ``key_0``, ``key_1``, ...)."""
-        i = 0
-        while f"{base}_{i}" in self.names.used:
-            i += 1
-        return self.names.fresh(f"{base}_{i}")
-
     def need_type(self, t: ast.Type | None, e: ast.Expr) -> ast.Type:
-        if t is None or free_type_vars(t, self.tvars) or isinstance(t, ast.InfIntType):
+        if t is None or mentions(t, self.tvars) or isinstance(t, ast.InfIntType):
             raise CompileError(e.loc, f"{show_expr(e)}: cannot tell the type of this value, "
                                "which must be computed before a later call with side effects; "
                                "cast it or assign it to a variable first")
@@ -747,8 +717,8 @@ class SideEffectOrdering:
                         EVERYTHING in later or b.name in later):
                     ptype = p.type if p is not None else None
                     if ptype is not None and info.type_map:
-                        ptype = subst_type(ptype, info.type_map)
-                    if ptype is None or free_type_vars(ptype, info.tvars - set(info.type_map)):
+                        ptype = subst_types(copy.deepcopy(ptype), info.type_map)
+                    if ptype is None or mentions(ptype, info.tvars - set(info.type_map)):
                         ptype = self.lvalue_type(loc, scope)
                     init = copy.deepcopy(loc) if direction == "inout" else None
                     tmp = self.fresh(self.need_type(ptype, loc), init, pre, loc)
@@ -839,7 +809,8 @@ class SideEffectOrdering:
                     if f.name == e.name:
                         tps = getattr(d, "type_params", [])
                         if tps and targs:
-                            return subst_type(f.type, dict(zip(tps, targs, strict=False)))
+                            bind = dict(zip(tps, targs, strict=False))
+                            return subst_types(copy.deepcopy(f.type), bind)
                         return f.type
         return None
 

@@ -25,26 +25,11 @@ import copy
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import ArgTypes, Names, transform, walk
+from softnic.frontend.ast_util import ArgTypes, Names, subst_types, unify
 from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 
 BLOCKS = (ast.ControlDecl, ast.ParserDecl)
-
-
-def subst_types(node: Any, bind: dict[str, ast.Type]) -> Any:
-    """``node`` with every type name bound in ``bind`` replaced by (a copy of) its type."""
-    if not bind:
-        return node
-    if isinstance(node, ast.TypeName) and node.name in bind and not node.args:
-        return copy.deepcopy(bind[node.name])
-
-    def fn(n: Any) -> Any:
-        if isinstance(n, ast.TypeName) and n.name in bind and not n.args:
-            return copy.deepcopy(bind[n.name])
-        return n
-
-    return transform(node, fn)
 
 
 def type_key(t: ast.Type) -> str:
@@ -74,8 +59,8 @@ class Specialize:
         for i, a in enumerate(x.args):
             j = names.index(a.name) if a.name in names else i
             if j < len(g.ctor_params):
-                self.unify(g.ctor_params[j].type, self.arg_types.type_of(a.value, {}),
-                           set(g.type_params), bind)
+                unify(g.ctor_params[j].type, self.arg_types.type_of(a.value, {}),
+                      set(g.type_params), bind)
         if any(t not in bind for t in g.type_params):
             return []
         return [bind[t] for t in g.type_params]
@@ -265,7 +250,7 @@ class Specialize:
             if blk is None or blk.type_params:
                 continue
             for pat, actual in self.param_pairs(p, blk):
-                self.unify(pat, actual, pvars, pbind)
+                unify(pat, actual, pvars, pbind)
         made: list[Any] = []
         for p, c in params:
             g = self.block_of(c)
@@ -282,7 +267,7 @@ class Specialize:
                 gbind = dict(zip(tps, c.type_args, strict=True))
             else:
                 for pat, actual in self.param_pairs(p, orig):
-                    self.unify(actual, subst_types(copy.deepcopy(pat), pbind), set(tps), gbind)
+                    unify(actual, subst_types(copy.deepcopy(pat), pbind), set(tps), gbind)
             missing = [t for t in tps if t not in gbind]
             if missing:
                 raise CompileError(c.loc, f"{g.name}: cannot infer type argument "
@@ -320,28 +305,6 @@ class Specialize:
         tb = dict(zip(bt.type_params, p.type.args, strict=False))
         return [(subst_types(copy.deepcopy(q.type), tb), r.type)
                 for q, r in zip(bt.params, blk.params, strict=False)]
-
-    def unify(self, pat: Any, actual: Any, tvars: set[str], bind: dict[str, ast.Type]) -> None:
-        """Bind the type variables ``tvars`` in ``pat`` so that it matches ``actual`` (a
-        mismatch is left for the checker, which types the specialised blocks)."""
-        if actual is None:
-            return
-        if isinstance(pat, ast.TypeName) and pat.name in tvars and not pat.args:
-            if pat.name not in bind and not self.mentions(actual, tvars):
-                bind[pat.name] = copy.deepcopy(actual)
-            return
-        if isinstance(pat, ast.TypeName) and isinstance(actual, ast.TypeName):
-            for x, y in zip(pat.args, actual.args, strict=False):
-                self.unify(x, y, tvars, bind)
-        elif isinstance(pat, ast.StackType) and isinstance(actual, ast.StackType):
-            self.unify(pat.elem, actual.elem, tvars, bind)
-        elif isinstance(pat, ast.TupleType) and isinstance(actual, ast.TupleType):
-            for x, y in zip(pat.elems, actual.elems, strict=False):
-                self.unify(x, y, tvars, bind)
-
-    @staticmethod
-    def mentions(t: Any, tvars: set[str]) -> bool:
-        return any(isinstance(n, ast.TypeName) and n.name in tvars for n in walk(t))
 
 
 def specialize(prog: ast.Program) -> ast.Program:

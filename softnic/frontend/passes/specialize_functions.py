@@ -19,9 +19,8 @@ import copy
 from typing import Any
 
 from softnic.frontend import ast
-from softnic.frontend.desugar import ArgTypes, Names, map_children, walk
+from softnic.frontend.ast_util import ArgTypes, Names, map_children, subst_types, unify
 from softnic.frontend.errors import CompileError
-from softnic.frontend.passes.specialize import subst_types
 
 SCOPES = (ast.ActionDecl, ast.FunctionDecl, ast.ControlDecl, ast.ParserDecl)
 
@@ -95,10 +94,7 @@ class SpecializeFunctions:
         key = (g.name, repr([bind[t] for t in tps]))
         if key in self.done:
             return self.done[key], []
-        i = 0
-        while f"{g.name}_{i}" in self.names.used:
-            i += 1
-        name = self.names.fresh(f"{g.name}_{i}")
+        name = self.names.numbered(g.name)
         self.done[key] = name
         f = copy.deepcopy(g)
         f.name = name
@@ -119,30 +115,13 @@ class SpecializeFunctions:
             j = names.index(a.name) if a.name in names else i
             if j >= len(g.params):
                 continue
-            self.unify(g.params[j].type, self.arg_types.type_of(a.value, env), tvars, bind)
+            unify(g.params[j].type, self.arg_types.type_of(a.value, env), tvars, bind)
         missing = [t for t in g.type_params if t not in bind]
         if missing:
             raise CompileError(call.loc, f"{g.name}: cannot infer the type argument "
                                f"{missing[0]} from the arguments here; give the type "
                                f"arguments explicitly: {g.name}<...>(...)")
         return bind
-
-    def unify(self, pat: Any, actual: Any, tvars: set[str], bind: dict[str, ast.Type]) -> None:
-        if actual is None:
-            return
-        if isinstance(pat, ast.TypeName) and pat.name in tvars and not pat.args:
-            if pat.name not in bind and not any(
-                    isinstance(n, ast.TypeName) and n.name in tvars for n in walk(actual)):
-                bind[pat.name] = copy.deepcopy(actual)
-            return
-        if isinstance(pat, ast.TypeName) and isinstance(actual, ast.TypeName):
-            for x, y in zip(pat.args, actual.args, strict=False):
-                self.unify(x, y, tvars, bind)
-        elif isinstance(pat, ast.StackType) and isinstance(actual, ast.StackType):
-            self.unify(pat.elem, actual.elem, tvars, bind)
-        elif isinstance(pat, ast.TupleType) and isinstance(actual, ast.TupleType):
-            for x, y in zip(pat.elems, actual.elems, strict=False):
-                self.unify(x, y, tvars, bind)
 
 
 def specialize_functions(prog: ast.Program) -> ast.Program:
