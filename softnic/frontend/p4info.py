@@ -403,6 +403,10 @@ class _Builder:
             spec.serializable_enum.name = f.ser_enum
         elif f.type_name:  # ... and the ``type`` declaration
             spec.new_type.name = f.type_name
+        elif f.kind == "bool":
+            spec.bool.SetInParent()
+        elif f.kind == "int":
+            spec.bitstring.int.bitwidth = f.bitwidth
         else:
             spec.bitstring.bit.bitwidth = f.bitwidth
 

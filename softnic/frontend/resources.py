@@ -107,6 +107,7 @@ class StructFieldInfo:
     bitwidth: int
     ser_enum: str = ""  # the serializable enum type of the field, if any
     type_name: str = ""  # its ``type`` (newtype) declaration, if any: P4Info type_name
+    kind: str = "bit"  # a digest member's P4Info type spec: "bit", "int" (signed) or "bool"
 
 
 @dataclass

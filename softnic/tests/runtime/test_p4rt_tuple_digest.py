@@ -113,3 +113,15 @@ def test_two_tuple_digests_go_to_their_own_ids(env, tmp_path: Path) -> None:
         [data] = msg.digest.data
         got[msg.digest.digest_id] = [m.bitstring for m in data.tuple.members]
     assert got == {ids["digest_0"]: [b"\x01", b"\x02"], ids["digest_1"]: [b"\x03"]}
+
+
+def test_p4info_tuple_members_of_int_and_bool(tmp_path: Path) -> None:
+    """TypeSpecConverter: a signed ``int<W>`` member is ``bitstring { int { bitwidth: W } }``,
+    a bool ``bool {}``."""
+    src = SRC.replace("struct m_t { bit<8> x; }", "struct m_t { int<8> s; bool f; }")
+    j, res = compile_text(tmp_path, src.replace(
+        "CALLS", "meta.s = (int<8>)h.d.a; meta.f = h.d.b == 2; digest(1, {meta.s, meta.f});"))
+    [d] = build_p4info(res).digests
+    a, b = d.type_spec.tuple.members
+    assert a.bitstring.WhichOneof("type_spec") == "int" and a.bitstring.int.bitwidth == 8
+    assert b.WhichOneof("type_spec") == "bool"
