@@ -17,8 +17,9 @@ What is collected:
 * the actions those tables reference and the actions called directly in an ``apply`` block,
   whatever their arguments: p4c's front end keeps such an action (only its mid end inlines the
   call), e.g. ``simple_action`` of p4c's gauntlet_inout_slice_table_key-bmv2.p4. An action
-  called only from other actions is not listed: p4c's front-end InlineActions inlines it and
-  RemoveAllUnusedDeclarations drops it (``do_action_1`` of gauntlet_side_effect_order_1-bmv2.p4);
+  called only from other actions is not listed: the front-end InlineActions pass has inlined
+  its calls, so nothing references it (p4c's RemoveAllUnusedDeclarations drops it:
+  ``do_action_1`` of gauntlet_side_effect_order_1-bmv2.p4);
 * of an action's parameters only the directionless ones (the action data): p4c's P4Info lists
   no ``in``/``out``/``inout`` parameter (gauntlet_action_return-bmv2.p4's ``do_action``);
 * the ``digest<T>`` types of the digest calls the program can run (one entry per ``T``);
@@ -303,13 +304,10 @@ class ResourceCollector:
                 info = self.chk.calls.get(id(s.call))
                 if info is None:
                     continue
-                if info.kind == "action":
-                    self.inline_action(info)
-                elif info.kind == "extern_func" and info.name == "digest":
+                # no action call is left in an action body: the front end's InlineActions
+                # (softnic.frontend.passes.inline_actions) inlined them all
+                if info.kind == "extern_func" and info.name == "digest":
                     self.digest(info)
-
-    def inline_action(self, info: CallInfo) -> None:
-        self.straight(info.decl.body.stmts)
 
     def digest(self, info: CallInfo) -> None:
         data = info.args[1]

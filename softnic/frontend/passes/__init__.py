@@ -27,6 +27,7 @@ from softnic.frontend.passes.inline_parsers import inline_parsers
 from softnic.frontend.passes.instantiate_direct_calls import instantiate_direct_calls
 from softnic.frontend.passes.local_copy_propagation import local_copy_propagation
 from softnic.frontend.passes.move_initializers import move_initializers
+from softnic.frontend.passes.remove_action_parameters import remove_action_parameters
 from softnic.frontend.passes.remove_aliases import remove_aliases
 from softnic.frontend.passes.remove_instance_parameterized_blocks import (
     remove_instance_parameterized_blocks,
@@ -53,8 +54,12 @@ PASSES: list[tuple[str, Pass]] = [
     # blocks taking an instance argument, all inlined
     ("RemoveAllUnusedDeclarations", remove_instance_parameterized_blocks),
     ("RemoveAllUnusedDeclarations", remove_unused_value_sets),  # value sets no select names
+    # p4c runs InlineActions right after Inline, and RemoveAllUnusedDeclarations again later;
+    # here after the unused blocks are gone (an action called only from actions stays
+    # declared, and the P4Info lists only referenced actions)
+    ("InlineActions", inline_actions),  # actions called from actions
     # -- mid end from here on (MID_END): the P4Info is collected before these run
-    ("InlineActions", inline_actions),  # p4c InlineActions + RemoveActionParameters
+    ("RemoveActionParameters", remove_action_parameters),  # direct calls, bound parameters
     ("EliminateTuples", eliminate_tuples),  # mid end: tuple types become structs
     ("RemoveAliases", remove_aliases),  # mid end: s = {s.b, s.a} through a temporary
     ("LocalCopyPropagation", local_copy_propagation),  # mid end: no-op copy-in/out removed
@@ -62,14 +67,12 @@ PASSES: list[tuple[str, Pass]] = [
 
 # Every pass above the first of these mirrors a p4c front-end pass (frontends/p4/frontend.cpp);
 # these mirror mid-end work (backends/bmv2/simple_switch/midend.cpp).
-# - InlineActions: p4c's front-end InlineActions only inlines actions called from actions; what
-#   it changes in P4Info (such a callee, no longer referenced, is dropped by the front end's
-#   RemoveAllUnusedDeclarations) the resource collector models itself. Its other half, a direct
-#   call in ``apply`` replaced by the bound body, is RemoveActionParameters of the mid end, and
-#   p4c's P4Info still lists that action (gauntlet_inout_slice_table_key-bmv2.p4).
+# - RemoveActionParameters: a direct call in ``apply`` replaced by the bound body, a table's
+#   bound parameters removed; p4c's P4Info still lists that action
+#   (gauntlet_inout_slice_table_key-bmv2.p4), as the resources come from the program before it.
 # - EliminateTuples, RemoveAliases: registered as mid-end passes (BMv2's mid end eliminates tuples
 #   and copies structures); neither changes what the P4Info lists.
-MID_END: frozenset[str] = frozenset({"InlineActions", "EliminateTuples", "RemoveAliases"})
+MID_END: frozenset[str] = frozenset({"RemoveActionParameters", "EliminateTuples", "RemoveAliases"})
 
 # Mid-end passes that change nothing the P4Info lists. softnic's checker cannot take tuple types,
 # so for a program with tuples the P4Info view is the front end's program after these (on a copy).

@@ -1,11 +1,19 @@
-"""InlineActions: action calls inside action bodies, and direct action calls in a control's
-``apply`` block that one BMv2 table invocation cannot express.
+"""InlineActions: action calls inside action bodies (front end); and the machinery the mid-end
+pass :mod:`softnic.frontend.passes.remove_action_parameters` shares with it.
 
-Mirrors p4c's InlineActions (frontends/p4/actionsInlining.cpp), which replaces every call of an
-action inside another action by the callee's body, and, for the direct calls in ``apply``, the
-copy-in/copy-out that p4c's RemoveActionParameters (frontends/p4/removeParameters.cpp) gives a
-directly called action by turning its parameters into variables assigned before the body and
-copied back after it. Both follow the P4_16 spec's calling convention, built by
+:func:`inline_actions` mirrors p4c's front-end InlineActions (frontends/p4/actionsInlining.cpp,
+run by frontends/p4/frontend.cpp before the P4Info is serialized), which replaces every call of
+an action inside another action by the callee's body: it rewrites action bodies only. A callee
+no longer called stays declared; the P4Info leaves it out unless a table or a direct call in
+``apply`` references it (p4c's RemoveAllUnusedDeclarations drops it from the front end's
+program).
+
+The other half, run in the mid end by ``remove_action_parameters``, mirrors p4c's
+RemoveActionParameters (frontends/p4/removeParameters.cpp, run by BMv2's
+backends/bmv2/simple_switch/midend.cpp) for the direct calls in ``apply`` and the tables'
+actions lists: it gives a directly called action the copy-in/copy-out of its parameters as
+variables assigned before the body and copied back after it, the body inlined where the call
+was. Both follow the P4_16 spec's calling convention, built by
 :func:`softnic.frontend.desugar.bind_params`:
 
 - the arguments are evaluated once, left to right; ``in``, ``inout`` and directionless ones are
@@ -59,8 +67,15 @@ from softnic.frontend.desugar import (
 
 
 class InlineActions:
-    def __init__(self, prog: ast.Program) -> None:
+    """``bodies``: inline the action calls in action bodies (the front-end pass);
+    ``applies``: the direct calls in ``apply`` blocks and the tables' parameter bindings (the
+    mid-end RemoveActionParameters). The mid-end run finds no call left in an action body."""
+
+    def __init__(self, prog: ast.Program, *, bodies: bool = True, applies: bool = True
+                 ) -> None:
         self.prog = prog
+        self.bodies = bodies
+        self.applies = applies
         self.names = Names(prog)
         self.argtypes = ArgTypes(prog)
         self.types = self.argtypes.types
@@ -83,7 +98,8 @@ class InlineActions:
     def run(self) -> ast.Program:
         for d in self.prog.decls:
             if isinstance(d, ast.ActionDecl):
-                self.action(d, {})
+                if self.bodies:
+                    self.action(d, {})
                 self.top[d.name] = d
             elif isinstance(d, ast.ControlDecl):
                 self.control(d)
@@ -98,10 +114,13 @@ class InlineActions:
                        if isinstance(x, (ast.VarDecl, ast.ConstDecl))}}
         for x in d.locals:
             if isinstance(x, ast.ActionDecl):
-                self.action(x, local)
+                if self.bodies:
+                    self.action(x, local)
                 local[x.name] = x
             else:
                 local[x.name] = None  # a local of another kind hides a top-level action
+        if not self.applies:
+            return
         d.apply.stmts = self.stmts(d.apply.stmts, local, None)
         for x in list(d.locals):
             if isinstance(x, ast.TableDecl):
@@ -388,4 +407,5 @@ def table_calls(t: ast.TableDecl) -> list[ast.Call]:
 
 
 def inline_actions(prog: ast.Program) -> ast.Program:
-    return InlineActions(prog).run()
+    """p4c's front-end InlineActions: every action call in an action body inlined."""
+    return InlineActions(prog, bodies=True, applies=False).run()
