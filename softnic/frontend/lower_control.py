@@ -17,8 +17,9 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from softnic.frontend import ast
-from softnic.frontend.check import annotation_string, err
+from softnic.frontend.check import err
 from softnic.frontend.desugar import InlinedApply
+from softnic.frontend.key_name import table_key_name
 from softnic.frontend.layout import FieldLoc, HeaderLoc, JsonLoc, Loc, StackLoc, StructLoc, UnionLoc
 from softnic.frontend.lower_expr import ExprLowerer, field_ref, hexstr
 from softnic.frontend.lower_stmt import StmtLowerer, source_info
@@ -382,7 +383,7 @@ class ControlLowerer:
             if mt is None:
                 raise err(k, f"{k.match_kind}: match kind unsupported on this target")
             kinds.append(mt)
-            kname = annotation_string(k, "name") or show_expr(k.expr)
+            kname = table_key_name(k)  # TableKeyNames: fixed before inlining
             target, kmask, width = self.key_target(k.expr, pre)
             keys.append({"match_type": mt, "name": kname, "target": target, "mask": kmask})
             widths.append(width)

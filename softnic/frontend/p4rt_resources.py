@@ -43,6 +43,7 @@ from softnic.frontend import ast
 from softnic.frontend.check import Checker, annotation, annotation_string, err
 from softnic.frontend.check.callinfo import CallInfo
 from softnic.frontend.desugar import InlinedApply, walk
+from softnic.frontend.key_name import table_key_name
 from softnic.frontend.lower_expr import ExprLowerer
 from softnic.frontend.p4rt_types import (
     field_new_type,
@@ -369,7 +370,7 @@ class ResourceCollector:
         props = {p.name: p for p in d.properties}
         match_fields: list[MatchFieldInfo] = []
         for k in props["key"].keys if "key" in props else []:
-            kname = annotation_string(k, "name") or show_expr(k.expr)
+            kname = table_key_name(k)  # TableKeyNames: fixed before inlining
             ktype = self.chk.types[id(k.expr)]
             match_fields.append(MatchFieldInfo(kname, bit_width(ktype), MATCH_TYPES[k.match_kind],
                                                p4info_annotations(k),

@@ -36,6 +36,7 @@ from softnic.frontend.passes.remove_unused_value_sets import remove_unused_value
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
 from softnic.frontend.passes.specialize_functions import specialize_functions
+from softnic.frontend.passes.table_key_names import table_key_names
 
 Pass = Callable[[ast.Program], object]
 
@@ -47,6 +48,7 @@ PASSES: list[tuple[str, Pass]] = [
     ("InstantiateDirectCalls", instantiate_direct_calls),  # Sub.apply() -> an instance
     ("SpecializeAll", specialize),  # generic parsers/controls, per instantiation
     ("SpecializeGenericFunctions", specialize_functions),  # one copy per type arguments
+    ("TableKeyNames", table_key_names),  # @name on every key, from its text before inlining
     ("MoveInitializers", move_initializers),  # control/parser-level initializers -> statements
     ("SideEffectOrdering", side_effect_ordering),  # evaluation order made explicit
     ("Desugar", desugar),
