@@ -71,6 +71,7 @@ from softnic.frontend.types import (
     ActionEnumT,
     ApplyResultT,
     BitT,
+    BoolT,
     EnumT,
     ExternT,
     HeaderT,
@@ -331,7 +332,7 @@ class ResourceCollector:
         self.res.digests.append(
             DigestInfo(name, [StructFieldInfo(fn, bit_width(ft), note_ser_enum(self.res, ft),
                                               field_new_type(self.res, self.chk, t.name, fn)
-                                              if t.name else "")
+                                              if t.name else "", _spec_kind(ft))
                               for fn, ft in t.fields], tuple=unnamed))
 
     # ------------------------------------------------------------------ actions and tables
@@ -521,3 +522,12 @@ def from_tuple(t: StructT) -> bool:
     return re.fullmatch(r"tuple_\d+", t.name) is not None and [
         fn for fn, _ in t.fields] == [f"f{i}" for i in range(len(t.fields))]
 
+
+def _spec_kind(t: Any) -> str:
+    """How p4c's TypeSpecConverter writes a digest member of type ``t``: ``bitstring.int`` for a
+    signed ``int<W>``, ``bool {}`` for a bool, else ``bitstring.bit``."""
+    if isinstance(t, BoolT):
+        return "bool"
+    if isinstance(t, BitT) and t.signed:
+        return "int"
+    return "bit"
