@@ -25,8 +25,8 @@ before its caller is):
 - functions: every call is expanded in front of the statement that contains it; parameters are
   bound like above, ``return`` is removed by moving the code that follows it into the other
   branch of the enclosing ``if`` and the result lands in a fresh ``retval`` variable;
-- control- and parser-level variable initialisers become assignments at the start of ``apply``
-  (or of the ``start`` state);
+- (control- and parser-level variable initialisers were already moved to the start of
+  ``apply`` or of the ``start`` state by the MoveInitializers pass, which runs first);
 - an ``if`` inside a parser state splits the state into ``s``, ``s_true``, ``s_false`` and
   ``s_join`` joined by ``select(cond)``, exactly like p4c's RemoveParserControlFlow.
 """
@@ -67,23 +67,9 @@ class InlinedApply(ast.BlockStmt):
     copy_outs: list[Any] = field(default_factory=list)
 
 
-# ---------------------------------------------------------------------- helpers
+# ---------------------------------------------------------------------- name resolution
 # (tree walking, fresh names and declared types live in softnic.frontend.ast_util, shared
 # with the passes; the names are imported here and stay importable from this module)
-
-
-def take_local_initializers(locals_: list[Any]) -> list[ast.AssignStmt]:
-    """Strip the initializers off a block's local variables and return them as assignments,
-    for the caller to run where the block starts (apply block, start state)."""
-    inits = []
-    for x in locals_:
-        if isinstance(x, ast.VarDecl) and x.init is not None:
-            inits.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init, loc=x.loc))
-            x.init = None
-    return inits
-
-
-# ---------------------------------------------------------------------- name resolution
 
 
 BODIES = (ast.FunctionDecl, ast.ActionDecl, ast.ControlDecl, ast.ParserDecl)
@@ -741,7 +727,6 @@ class Desugar:
             else:
                 new_locals.append(loc)
         d.locals = new_locals
-        self.move_control_initializers(d)
         local_funcs = {x.name: x for x in d.locals if isinstance(x, ast.FunctionDecl)}
         funcs = {**self.functions, **local_funcs}
         control_env = {**self.argtypes.top_env, **param_types(d.params + d.ctor_params),
@@ -955,12 +940,6 @@ class Desugar:
 
         return transform(node, fn)
 
-    def move_control_initializers(self, d: ast.ControlDecl) -> None:
-        inits = take_local_initializers(d.locals)
-        if inits:
-            d.apply = ast.BlockStmt(inits + list(d.apply.stmts), loc=d.apply.loc,
-                                    annotations=d.apply.annotations)
-
     # ------------------------------------------------------------------ actions, functions
 
     def action(self, d: ast.ActionDecl, funcs: dict[str, ast.FunctionDecl]) -> None:
@@ -1115,11 +1094,6 @@ class Desugar:
                 tr.select_exprs = [self.hoist(e, self.functions, pre, False)
                                    for e in tr.select_exprs]
                 st.stmts.extend(pre)
-        inits = take_local_initializers(d.locals)
-        if inits:
-            start = next((s for s in d.states if s.name == "start"), None)
-            if start is not None:
-                start.stmts = inits + list(start.stmts)
         states: list[ast.ParserState] = []
         for st in d.states:
             states.extend(self.split_state(d, st))
@@ -1213,13 +1187,6 @@ def flatten_blocks(ss: list[Any]) -> list[Any]:
         else:
             out.append(s)
     return out
-
-
-def is_pure(f: ast.FunctionDecl) -> bool:
-    """No out/inout parameters and no calls: evaluating it changes nothing."""
-    if any(p.direction in ("out", "inout") for p in f.params):
-        return False
-    return not any(isinstance(n, ast.Call) for n in walk(f.body))
 
 
 def instance_prefix(inst: ast.InstantiationDecl) -> str:

@@ -407,9 +407,8 @@ class StmtLowerer:
         if self.cond_stack and info.kind != "action":
             if not (info.kind == "builtin" and info.name == "isValid"):
                 raise err(node, "Conditional execution in actions unsupported on this target")
-        if info.kind == "action":
-            self.inline_action(info, node)
-        elif info.kind == "builtin":
+        # (an action call never reaches here: InlineActions has inlined every one)
+        if info.kind == "builtin":
             self.builtin(call, info, node)
         elif info.kind == "method":
             self.method(call, info, node)
@@ -417,36 +416,6 @@ class StmtLowerer:
             self.extern_func(call, info, node)
         else:
             raise err(call, f"{show_expr(call)}: unsupported call here")
-
-    def bind_params(self, params: list[ast.Param], info: CallInfo, env: dict[int, Loc]) -> None:
-        for p, a in zip(params, info.args, strict=False):
-            psym = self.chk.decl_syms[id(p)]
-            if a is None:
-                if p.default is not None:
-                    a = p.default
-                else:
-                    raise err(p, f"{p.name}: missing argument")
-            loc = self.x.loc(a)
-            if p.direction in ("out", "inout"):
-                if loc is None:
-                    raise err(a, f"{show_expr(a)}: must be a left-value")
-                env[id(psym)] = loc
-            elif loc is not None and not isinstance(loc, StackNextLoc):
-                env[id(psym)] = loc
-            else:
-                t = self.chk.types.get(id(a))
-                assert t is not None
-                env[id(psym)] = JsonLoc(self.x.data(a), t)
-
-    def inline_action(self, info: CallInfo, node: ast.Node) -> None:
-        d: ast.ActionDecl = info.decl
-        env = dict(self.env)
-        self.bind_params(d.params, info, env)
-        sub = StmtLowerer(self.prog, env, self.mode, self.action_name)
-        sub.cond_stack = list(self.cond_stack)
-        sub.stmts(d.body.stmts)
-        self.ops.extend(sub.ops)
-        self.exited = self.exited or sub.exited
 
     def builtin(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
         name = info.name

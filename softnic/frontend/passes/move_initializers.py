@@ -22,7 +22,17 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.ast_util import Names
-from softnic.frontend.desugar import take_local_initializers
+
+
+def take_local_initializers(locals_: list[Any]) -> list[ast.AssignStmt]:
+    """Strip the initializers off a block's local variables and return them as assignments,
+    for the caller to run where the block starts (apply block, start state)."""
+    inits = []
+    for x in locals_:
+        if isinstance(x, ast.VarDecl) and x.init is not None:
+            inits.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init, loc=x.loc))
+            x.init = None
+    return inits
 
 
 def move_initializers(prog: ast.Program) -> ast.Program:
