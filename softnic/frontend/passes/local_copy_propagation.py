@@ -25,6 +25,7 @@ propagation is mirrored (its other rewrites do not change packets).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import fields
 from typing import Any
 
@@ -77,17 +78,38 @@ def _harmless(s: Any, tmp: str, read: set[str]) -> bool:
 
 
 class _Control:
+    """One control. The uses and declarations of each name are counted in one walk and kept
+    up to date as statements are removed (:meth:`forget`), not recounted per name."""
+
     def __init__(self, ctl: ast.ControlDecl) -> None:
         self.ctl = ctl
+        self.use_count: Counter[str] = Counter()
+        self.var_decls: dict[str, list[ast.VarDecl]] = {}
+        self.block_list: list[ast.BlockStmt] = []
+        for n in walk(ctl):
+            if isinstance(n, ast.PathExpr):
+                self.use_count[n.name] += 1
+            elif isinstance(n, ast.VarDecl):
+                self.var_decls.setdefault(n.name, []).append(n)
+            elif isinstance(n, ast.BlockStmt):
+                self.block_list.append(n)
 
     def uses(self, name: str) -> int:
-        return sum(1 for n in walk(self.ctl) if isinstance(n, ast.PathExpr) and n.name == name)
+        return self.use_count[name]
 
     def decls(self, name: str) -> list[ast.VarDecl]:
-        return [n for n in walk(self.ctl) if isinstance(n, ast.VarDecl) and n.name == name]
+        return self.var_decls.get(name, [])
 
     def blocks(self) -> list[ast.BlockStmt]:
-        return [n for n in walk(self.ctl) if isinstance(n, ast.BlockStmt)]
+        return self.block_list
+
+    def forget(self, stmt: Any) -> None:
+        """Take a statement being removed (it holds no block) out of the counts."""
+        for n in walk(stmt):
+            if isinstance(n, ast.PathExpr):
+                self.use_count[n.name] -= 1
+            elif isinstance(n, ast.VarDecl):
+                self.var_decls[n.name] = [d for d in self.var_decls[n.name] if d is not n]
 
     def run(self) -> None:
         freed: set[str] = set()
@@ -108,6 +130,7 @@ class _Control:
             for blk in self.blocks():
                 if any(s is ds[0] for s in blk.stmts):
                     blk.stmts = [s for s in blk.stmts if s is not ds[0]]
+                    self.forget(ds[0])
                     freed |= _names(ds[0].init)
                     break
 
@@ -122,6 +145,8 @@ class _Control:
                 continue
             assert isinstance(d, ast.VarDecl) and d.init is not None
             freed |= _names(d.init)
+            self.forget(blk.stmts[j])
+            self.forget(d)
             del blk.stmts[j]
             del blk.stmts[i]
         return freed
