@@ -131,10 +131,9 @@ class _KeyNamer:
             if d is None and e.name.lstrip(".") in self.types:
                 raise self.complex(e)  # a type name (enum, error): a TypeNameExpression
             return e.name
-        if isinstance(e, ast.IntLiteral):
-            return constant_text(e)
-        if isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.expr, ast.IntLiteral):
-            return constant_text(e.expr, negative=True)  # folded by ConstantFolding
+        lit = _literal(e)  # a literal, or what ConstantFolding folds into one
+        if lit is not None:
+            return lit
         if isinstance(e, ast.Member):
             if isinstance(e.expr, ast.PathExpr) and e.expr.name == "error":
                 raise self.complex(e.expr)
@@ -221,6 +220,13 @@ def key_name_of_field(f: ast.StructField) -> str:
 
 
 def _literal(e: ast.Expr) -> str | None:
+    """The folded value of a constant's initializer, when ConstantFolding (before types are
+    known) makes it a constant: a literal, a negated literal, a literal cast to ``bit<W>``."""
+    if isinstance(e, ast.Cast) and isinstance(e.type, ast.BitType) and isinstance(
+            e.expr, ast.IntLiteral) and isinstance(e.type.width, ast.IntLiteral):
+        w = e.type.width.value
+        v = e.expr.value & ((1 << w) - 1) if not e.type.signed else e.expr.value
+        return constant_text(ast.IntLiteral(v, text=e.expr.text, loc=e.expr.loc))
     if isinstance(e, ast.IntLiteral):
         return constant_text(e)
     if isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.expr, ast.IntLiteral):

@@ -80,9 +80,16 @@ def test_explicit_name_is_kept_in_a_sub_control(tmp_path: Path) -> None:
     ("hdr.h.a & 8w0b1010", "hdr.h.a & 0b1010"),
     ("hdr.h.a & 8w255", "hdr.h.a & 255"),
     ("hdr.h.isValid()", "hdr.h.$valid$"),
+    # p4c's first ConstantFolding (refMap, no types) replaces a reference to a constant by its
+    # value before TableKeyNames runs (DoConstantFolding::postorder(PathExpression))
+    ("hdr.h.a & MASK", "hdr.h.a & 0xf"),
+    ("hdr.h.a & CMASK", "hdr.h.a & 0x3"),
+    ("hdr.h.a & (bit<8>)0x1F0", "hdr.h.a & 0xf0"),  # a cast of a constant folds, same base
 ])
 def test_key_names_printed_as_p4c_prints_them(tmp_path: Path, key: str, name: str) -> None:
     body = f"""
+    const bit<8> MASK = 0x0F;
+    const bit<8> CMASK = (bit<8>)0x103;
     action set(bit<8> v) {{ hdr.h.b = v; }}
     table t {{ key = {{ {key}: ternary; }} actions = {{ set; NoAction; }} }}
     apply {{ sm.egress_spec = 1; t.apply(); }}"""
