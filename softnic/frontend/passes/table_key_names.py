@@ -181,6 +181,9 @@ class _KeyNamer:
         return e.name
 
     def is_valid_target(self, e: ast.Member) -> bool:
+        if isinstance(e.expr, ast.PathExpr) and isinstance(
+                self.scope.get(e.expr.name.lstrip(".")), ast.InstantiationDecl):
+            return False  # an extern instance's own isValid method: a plain member name
         t = self.type_of(e.expr)
         d = type_decl(t, self.types) if t is not None else None
         if d is None or isinstance(d, (ast.HeaderDecl, ast.HeaderUnionDecl)):
