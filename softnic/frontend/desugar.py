@@ -805,22 +805,12 @@ class Desugar:
     def instance_locals(self, inst: ast.InstantiationDecl, callee: ast.ControlDecl
                         ) -> tuple[dict[str, ast.Expr | str], list[Any]]:
         """The callee's locals renamed for this instance, plus the mapping that renames them
-        and fixes the constructor parameters."""
-        vals = bind_args(inst, callee.ctor_params, inst.args, callee.name)
-        mapping: dict[str, ast.Expr | str] = {
-            p.name: v for p, v in zip(callee.ctor_params, vals, strict=True) if v is not None}
-        copied = copy.deepcopy(callee.locals)
-        for x in copied:
-            mapping[x.name] = self.names.fresh(f"{inst.name}_{x.name}")
-            if isinstance(x, (ast.ActionDecl, ast.TableDecl, ast.InstantiationDecl)):
-                x.annotations = prefixed_name(x, instance_prefix(inst))
-        for n in declared_names(callee.apply) + [
-                n for x in callee.locals if isinstance(x, ast.ActionDecl)
-                for n in declared_names(x.body)]:
-            if n not in mapping:
-                mapping[n] = self.names.fresh(n)
-        copied = [substitute(x, mapping) for x in copied]
-        return mapping, copied
+        (and the names declared in its apply block and actions) and fixes the constructor
+        parameters."""
+        inner = declared_names(callee.apply) + [
+            n for x in callee.locals if isinstance(x, ast.ActionDecl)
+            for n in declared_names(x.body)]
+        return instance_locals(self.names, inst, callee, inner)
 
     def apply_target(self, s: Any, instances: dict[str, Any]) -> str | None:
         if isinstance(s, ast.CallStmt):
@@ -1116,7 +1106,7 @@ class Desugar:
         st.stmts = [substitute(s, mapping) for s in st.stmts]
         if st.transition is not None:
             st.transition = substitute(st.transition, mapping)
-        st.stmts = self.lift_decls(d, st.stmts)
+        st.stmts = lift_decls(d, st.stmts)
         out: list[ast.ParserState] = []
         work = [st]
         while work:
@@ -1148,27 +1138,56 @@ class Desugar:
             work[:0] = [t_state] + ([f_state] if f_state is not None else []) + [j_state]
         return out
 
-    def lift_decls(self, d: ast.ParserDecl, ss: list[Any]) -> list[Any]:
-        out = []
-        for s in ss:
-            if isinstance(s, ast.VarDecl):
-                d.locals.append(ast.VarDecl(s.name, s.type, None, loc=s.loc))
-                if s.init is not None:
-                    out.append(ast.AssignStmt(ast.PathExpr(s.name, loc=s.loc), s.init,
-                                              loc=s.loc))
-            elif isinstance(s, ast.ConstDecl):
-                d.locals.append(s)
-            elif isinstance(s, ast.BlockStmt):
-                out.append(ast.BlockStmt(self.lift_decls(d, s.stmts), loc=s.loc))
-            elif isinstance(s, ast.IfStmt):
-                s.then = ast.BlockStmt(self.lift_decls(d, as_list(s.then)), loc=s.then.loc)
-                if s.other is not None:
-                    s.other = ast.BlockStmt(self.lift_decls(d, as_list(s.other)),
-                                            loc=s.other.loc)
-                out.append(s)
-            else:
-                out.append(s)
-        return out
+
+
+def instance_locals(names: Names, inst: ast.InstantiationDecl,
+                    callee: ast.ControlDecl | ast.ParserDecl, inner: Iterable[str] = ()
+                    ) -> tuple[dict[str, ast.Expr | str], list[Any]]:
+    """The locals of a control or parser copied for the instance ``inst`` under fresh names
+    (an action, table or instance among them keeps its control-plane name under the
+    instance's prefix), and the mapping that renames them, binds the constructor parameters
+    to the instance's arguments and gives each of the names ``inner`` a fresh name."""
+    vals = bind_args(inst, callee.ctor_params, inst.args, callee.name)
+    mapping: dict[str, ast.Expr | str] = {
+        p.name: v for p, v in zip(callee.ctor_params, vals, strict=True) if v is not None}
+    copied = copy.deepcopy(callee.locals)
+    for x in copied:
+        mapping[x.name] = names.fresh(f"{inst.name}_{x.name}")
+        if isinstance(x, (ast.ActionDecl, ast.TableDecl, ast.InstantiationDecl)):
+            x.annotations = prefixed_name(x, instance_prefix(inst))
+    for n in inner:
+        if n not in mapping:
+            mapping[n] = names.fresh(n)
+    return mapping, [substitute(x, mapping) for x in copied]
+
+
+def lift_decls(d: ast.ParserDecl, ss: list[Any], keep_annotations: bool = False) -> list[Any]:
+    """The statements ``ss`` of a state of ``d`` with their variables and constants moved to
+    the parser's locals (also inside blocks and ``if`` branches), an initializer left where
+    it was as an assignment: a state about to be split must keep them across the split. A
+    variable's annotations move with it when ``keep_annotations``."""
+    out = []
+    for s in ss:
+        if isinstance(s, ast.VarDecl):
+            annotations = s.annotations if keep_annotations else []
+            d.locals.append(ast.VarDecl(s.name, s.type, None, loc=s.loc,
+                                        annotations=annotations))
+            if s.init is not None:
+                out.append(ast.AssignStmt(ast.PathExpr(s.name, loc=s.loc), s.init, loc=s.loc))
+        elif isinstance(s, ast.ConstDecl):
+            d.locals.append(s)
+        elif isinstance(s, ast.BlockStmt):
+            out.append(ast.BlockStmt(lift_decls(d, s.stmts, keep_annotations), loc=s.loc))
+        elif isinstance(s, ast.IfStmt):
+            s.then = ast.BlockStmt(lift_decls(d, as_list(s.then), keep_annotations),
+                                   loc=s.then.loc)
+            if s.other is not None:
+                s.other = ast.BlockStmt(lift_decls(d, as_list(s.other), keep_annotations),
+                                        loc=s.other.loc)
+            out.append(s)
+        else:
+            out.append(s)
+    return out
 
 
 def param_types(params: list[ast.Param]) -> dict[str, ast.Type]:

@@ -30,15 +30,14 @@ import copy
 from typing import Any
 
 from softnic.frontend import ast
+from softnic.frontend.ast_util import Names, header_resets, type_decls, walk
 from softnic.frontend.desugar import (
-    Names,
     bind_args,
     declared_names,
     flatten_blocks,
-    instance_prefix,
-    prefixed_name,
+    instance_locals,
+    lift_decls,
     substitute,
-    walk,
 )
 from softnic.frontend.errors import CompileError
 
@@ -47,10 +46,7 @@ class InlineParsers:
     def __init__(self, prog: ast.Program) -> None:
         self.prog = prog
         self.names = Names(prog)
-        self.types: dict[str, ast.Decl] = {
-            d.name: d for d in prog.decls
-            if isinstance(d, (ast.TypedefDecl, ast.HeaderDecl, ast.StructDecl,
-                              ast.HeaderUnionDecl))}
+        self.types = type_decls(prog)
         self.parsers: dict[str, ast.ParserDecl] = {}
         self.param_vars: dict[tuple[str, str, str], str] = {}
 
@@ -81,7 +77,7 @@ class InlineParsers:
                 locals_.append(x)
                 continue
             inst, callee = instances[x.name]
-            mapping, copied = self.instance_locals(inst, callee)
+            mapping, copied = instance_locals(self.names, inst, callee)
             locals_.extend(copied)
             copies[x.name] = (callee, mapping)
         d.locals = locals_
@@ -93,20 +89,6 @@ class InlineParsers:
             if isinstance(n, ast.PathExpr) and n.name in copies:
                 raise CompileError(n.loc, f"{n.name}: a parser instance can only be applied, as "
                                    f"a statement of a parser state: {n.name}.apply(...);")
-
-    def instance_locals(self, inst: ast.InstantiationDecl, callee: ast.ParserDecl
-                        ) -> tuple[dict[str, ast.Expr | str], list[Any]]:
-        """The callee's locals renamed for this instance, and the mapping that renames them
-        and binds its constructor parameters."""
-        vals = bind_args(inst, callee.ctor_params, inst.args, callee.name)
-        mapping: dict[str, ast.Expr | str] = {
-            p.name: v for p, v in zip(callee.ctor_params, vals, strict=True) if v is not None}
-        copied = copy.deepcopy(callee.locals)
-        for x in copied:
-            mapping[x.name] = self.names.fresh(f"{inst.name}_{x.name}")
-            if isinstance(x, ast.InstantiationDecl):
-                x.annotations = prefixed_name(x, instance_prefix(inst))
-        return mapping, [substitute(x, mapping) for x in copied]
 
     @staticmethod
     def apply_target(s: Any, copies: dict[str, Any]) -> str | None:
@@ -161,19 +143,7 @@ class InlineParsers:
             return stmts, st.transition
         stmts = [substitute(x, mapping) for x in stmts]
         tr = substitute(st.transition, mapping) if st.transition is not None else None
-        out: list[Any] = []
-        for x in stmts:
-            if isinstance(x, ast.VarDecl):
-                d.locals.append(ast.VarDecl(x.name, x.type, None, loc=x.loc,
-                                            annotations=x.annotations))
-                if x.init is not None:
-                    out.append(ast.AssignStmt(ast.PathExpr(x.name, loc=x.loc), x.init,
-                                              loc=x.loc))
-            elif isinstance(x, ast.ConstDecl):
-                d.locals.append(x)
-            else:
-                out.append(x)
-        return out, tr
+        return lift_decls(d, stmts, keep_annotations=True), tr
 
     def bind(self, d: ast.ParserDecl, s: ast.CallStmt, inst: str, callee: ast.ParserDecl
              ) -> tuple[list[Any], list[Any], dict[str, ast.Expr | str]]:
@@ -206,35 +176,10 @@ class InlineParsers:
             if p.direction in ("in", "inout"):
                 before.append(ast.AssignStmt(ref, copy.deepcopy(a), loc=a.loc))
             else:
-                before.extend(self.resets(ref, p.type, set()))
+                before.extend(header_resets(ref, p.type, self.types))
             if p.direction in ("out", "inout"):
                 after.append(ast.AssignStmt(copy.deepcopy(a), copy.deepcopy(ref), loc=a.loc))
         return before, after, pmap
-
-    def resets(self, e: ast.Expr, t: ast.Type, seen: set[str]) -> list[Any]:
-        """``setInvalid()`` for every header inside a value of type ``t`` (p4c's
-        DoResetHeaders): an ``out`` parameter starts with its headers invalid."""
-        if isinstance(t, ast.StackType):
-            size = t.size.value if isinstance(t.size, ast.IntLiteral) else None
-            if size is None:
-                return []
-            out = []
-            for i in range(size):
-                el = ast.Index(copy.deepcopy(e), ast.IntLiteral(i, loc=e.loc), loc=e.loc)
-                out.extend(self.resets(el, t.elem, seen))
-            return out
-        if not isinstance(t, ast.TypeName) or t.name in seen:
-            return []
-        decl = self.types.get(t.name.lstrip("."))
-        if isinstance(decl, ast.TypedefDecl):
-            return self.resets(e, decl.type, seen | {t.name})
-        if isinstance(decl, ast.HeaderDecl):
-            call = ast.Call(ast.Member(copy.deepcopy(e), "setInvalid", loc=e.loc), [], loc=e.loc)
-            return [ast.CallStmt(call, loc=e.loc)]
-        if isinstance(decl, (ast.StructDecl, ast.HeaderUnionDecl)):
-            return [x for f in decl.fields for x in self.resets(
-                ast.Member(copy.deepcopy(e), f.name, loc=e.loc), f.type, seen | {t.name})]
-        return []
 
     def callee_states(self, callee: ast.ParserDecl, mapping: dict[str, ast.Expr | str],
                       accept: str, loc: ast.Loc) -> tuple[list[ast.ParserState], str]:
