@@ -233,7 +233,11 @@ def _literal(e: ast.Expr) -> str | None:
     if isinstance(e, ast.IntLiteral):
         return constant_text(e)
     if isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.expr, ast.IntLiteral):
-        return constant_text(e.expr, negative=True)
+        lit = e.expr
+        if lit.width is not None and not lit.signed:  # -8w1 folds to 8w255
+            v = -lit.value & ((1 << lit.width) - 1)
+            return constant_text(ast.IntLiteral(v, text=lit.text, loc=lit.loc))
+        return constant_text(lit, negative=True)
     return None
 
 
