@@ -29,10 +29,9 @@ from softnic.frontend.passes.local_copy_propagation import local_copy_propagatio
 from softnic.frontend.passes.move_initializers import move_initializers
 from softnic.frontend.passes.remove_action_parameters import remove_action_parameters
 from softnic.frontend.passes.remove_aliases import remove_aliases
-from softnic.frontend.passes.remove_instance_parameterized_blocks import (
-    remove_instance_parameterized_blocks,
+from softnic.frontend.passes.remove_all_unused_declarations import (
+    remove_all_unused_declarations,
 )
-from softnic.frontend.passes.remove_unused_value_sets import remove_unused_value_sets
 from softnic.frontend.passes.side_effect_ordering import side_effect_ordering
 from softnic.frontend.passes.specialize import specialize
 from softnic.frontend.passes.specialize_functions import specialize_functions
@@ -53,9 +52,8 @@ PASSES: list[tuple[str, Pass]] = [
     ("SideEffectOrdering", side_effect_ordering),  # evaluation order made explicit
     ("Desugar", desugar),
     ("InlineParsers", inline_parsers),  # p4c Inline (GeneralInliner), parser half
-    # blocks taking an instance argument, all inlined
-    ("RemoveAllUnusedDeclarations", remove_instance_parameterized_blocks),
-    ("RemoveAllUnusedDeclarations", remove_unused_value_sets),  # value sets no select names
+    # blocks taking an instance argument (all inlined), value sets no select names
+    ("RemoveAllUnusedDeclarations", remove_all_unused_declarations),
     # p4c runs InlineActions right after Inline, and RemoveAllUnusedDeclarations again later;
     # here after the unused blocks are gone (an action called only from actions stays
     # declared, and the P4Info lists only referenced actions)
@@ -96,10 +94,3 @@ def front_end_passes() -> list[tuple[str, Pass]]:
 def mid_end_passes() -> list[tuple[str, Pass]]:
     """The passes that mirror BMv2's mid end, in order (they run after the P4Info is built)."""
     return PASSES[_mid_end_start():]
-
-
-def run_passes(prog: ast.Program) -> ast.Program:
-    """Run every pass, front end then mid end, over ``prog`` in order."""
-    for _name, run in PASSES:
-        run(prog)
-    return prog
