@@ -4,10 +4,18 @@ preprocess -> parse -> front-end passes -> check -> P4Runtime resources -> mid-e
 check (names, types, p4c-bm2-ss restrictions) -> lower (BMv2 JSON). As in p4c-bm2-ss, whose
 P4Info is serialized from the front end's program before its mid end runs, the resources the
 P4Info writer needs are collected (``p4rt_resources``) from the program as the front-end passes
-left it, checked on its own, so a mid-end rewrite (an action call inlined, a table dropped) does
-not change the P4Info; the BMv2 JSON comes from the program after all passes. Every user error
-is a :class:`CompileError` with a source location. Warnings do not stop the compile; a caller
-that wants them passes a list as ``warnings`` and they are appended to it.
+left it, checked on its own, so a mid-end rewrite (a direct action call inlined, a table
+dropped) does not change the P4Info; the BMv2 JSON comes from the program after all passes.
+
+The front end's check is the first: an error there stops the compile before any mid-end pass
+runs, as p4c reports front-end errors before mid-end ones. One exception, decided up front: a
+program with tuple types (:func:`has_tuple_types`), which softnic's checker cannot take before
+the mid end's EliminateTuples; such a program is checked after the mid end only, and its P4Info
+comes from a copy of the front end's program taken through the mid-end passes that change
+nothing the P4Info lists (``P4INFO_NEUTRAL``).
+
+Every user error is a :class:`CompileError` with a source location. Warnings do not stop the
+compile; a caller that wants them passes a list as ``warnings`` and they are appended to it.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker
+from softnic.frontend.desugar import walk
 from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.lower import lower_program
@@ -37,58 +46,55 @@ def compile_program(
     """Check and lower a parsed program; returns (BMv2 JSON dict, resources)."""
     for _name, run in front_end_passes():
         run(prog)
-    resources, fe_copy = p4rt_view(prog, program_name)
+    resources: ProgramResources | None = None
+    fe_copy: ast.Program | None = None
+    if has_tuple_types(prog):
+        fe_copy = copy.deepcopy(prog)  # its P4Info view, once the compile has succeeded
+    else:
+        resources = p4rt_view(prog, program_name)
     for _name, run in mid_end_passes():
         run(prog)
     chk = Checker(prog)
     chk.run()
     bmv2_json, lower_warnings = lower_program(chk, program_name)
-    if resources is None and fe_copy is not None:
-        # the front end's program needs a P4Info-neutral normalisation first (see p4rt_view)
+    if fe_copy is not None:
         resources = p4rt_neutral_view(fe_copy, program_name)
-    if resources is None:
-        # softnic cannot check the front end's program on its own: the checked final program
-        # is the closest view there is (it differs only where a mid-end pass inlined a call)
-        resources = collect_resources(chk, program_name)
+    assert resources is not None
     if warnings is not None:
         warnings.extend(chk.warnings)
         warnings.extend(lower_warnings)
     return bmv2_json, resources
 
 
-def p4rt_view(
-    prog: ast.Program, program_name: str
-) -> tuple[ProgramResources | None, ast.Program | None]:
+def has_tuple_types(prog: ast.Program) -> bool:
+    """Whether the program names a tuple type anywhere (a variable, parameter, field, type
+    argument or typedef of one): softnic's checker takes tuples only once the mid end's
+    EliminateTuples has made them structs."""
+    return any(isinstance(n, ast.TupleType) for n in walk(prog))
+
+
+def p4rt_view(prog: ast.Program, program_name: str) -> ProgramResources:
     """The P4Runtime resources of the front end's program ``prog`` (after the front-end passes,
-    before the mid end), as p4c-bm2-ss serializes its P4Info.
+    before the mid end), as p4c-bm2-ss serializes its P4Info; its errors are the compile's.
 
     Checking does not rewrite the program beyond normalising it, and the resources hold no AST
     nodes, so the mid end can go on with the same tree; the check's warnings are the final
-    check's too and are dropped. Softnic's checker needs tuple types gone (EliminateTuples, a
-    mid-end pass); for a program it cannot check as the front end left it, a copy is returned
-    instead, to be taken through the mid-end passes that change nothing the P4Info lists
-    (``P4INFO_NEUTRAL``) after the real compile has succeeded, so its errors come first.
+    check's too and are dropped.
     """
-    try:
-        chk = Checker(prog)
-        chk.run()
-        return collect_resources(chk, program_name), None
-    except CompileError:
-        return None, copy.deepcopy(prog)
+    chk = Checker(prog)
+    chk.run()
+    return collect_resources(chk, program_name)
 
 
-def p4rt_neutral_view(prog: ast.Program, program_name: str) -> ProgramResources | None:
-    """The resources of the front end's program ``prog`` once the P4Info-neutral mid-end passes
-    have run over it, or None when softnic cannot check it even then."""
-    try:
-        for name, run in mid_end_passes():
-            if name in P4INFO_NEUTRAL:
-                run(prog)
-        chk = Checker(prog)
-        chk.run()
-        return collect_resources(chk, program_name)
-    except CompileError:
-        return None
+def p4rt_neutral_view(prog: ast.Program, program_name: str) -> ProgramResources:
+    """The resources of the front end's program ``prog`` (a program with tuple types) once the
+    mid-end passes that change nothing the P4Info lists (``P4INFO_NEUTRAL``: EliminateTuples,
+    RemoveAliases) have run over it. Runs after the whole program compiled, so a user error
+    has been reported already."""
+    for name, run in mid_end_passes():
+        if name in P4INFO_NEUTRAL:
+            run(prog)
+    return p4rt_view(prog, program_name)
 
 
 def compile_file(

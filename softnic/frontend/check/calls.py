@@ -14,6 +14,7 @@ from softnic.frontend import ast
 from softnic.frontend.check.callinfo import CallInfo, ParamT
 from softnic.frontend.check.helpers import err
 from softnic.frontend.check.state import CheckerState
+from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
 from softnic.frontend.types import (
@@ -311,7 +312,11 @@ class CallsMixin(CheckerState):
             if p.direction in ("out", "inout"):
                 if isinstance(a, ast.DontCare):
                     continue
-                self.check_lvalue(a, scope)
+                try:
+                    self.check_lvalue(a, scope)
+                except CompileError:  # p4c's TypeInference words it so for an argument
+                    raise err(a, f"{show_expr(a)}: Read-only value used for out/inout "
+                              f"parameter {p.name}") from None
                 if not has_typevar(ptype) and at != ptype:
                     raise err(a, f"{show_expr(a)}: Cannot unify {at.show()} to {ptype.show()}")
             self.unify(ptype, at, bindings, a)
