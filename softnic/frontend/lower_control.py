@@ -183,13 +183,9 @@ class ControlLowerer:
         raise err(s, f"{type(s).__name__}: unsupported statement in apply")
 
     def direct_action(self, s: ast.CallStmt, info: Any, nxt: str | None) -> str:
+        # every parameter is directionless here: InlineActions (RemoveActionParameters) has
+        # replaced a direct call of an action with directional parameters by its body
         d: ast.ActionDecl = info.decl
-        if any(p.direction is not None for p in d.params):
-            sl = StmtLowerer(self.prog, self.env, "action")
-            sl.call(s.call, s)
-            aname = self.prog.fresh_action_name(info.sym.name)
-            aid = self.prog.add_action_json(aname, [], sl.ops, s)
-            return self.hidden_table(f"tbl_{aname}", aname, aid, [], nxt, s)
         aid = self.prog.ensure_action(info.sym, self.env)
         data = []
         for p, a in zip(d.params, info.args, strict=False):
@@ -402,10 +398,9 @@ class ControlLowerer:
         action_syms = []
         for r in refs:
             asym = scope.lookup(r.name)
+            # (a listed action with directional parameters is bound in the list: InlineActions
+            # has made it an action of its own, or the checker refused the missing arguments)
             assert asym is not None
-            if any(p.direction is not None for p in asym.decl.params):
-                raise err(r, f"{r.name}: actions with directional parameters in a table are "
-                          "unsupported on this target")
             action_syms.append(asym)
         dflt = props.get("default_action")
         if dflt is None:
