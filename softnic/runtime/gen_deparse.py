@@ -30,7 +30,7 @@ class DeparseGen:
     # -- calculations ------------------------------------------------------------------------
     def calc_fn(self, name: Any, where: str) -> str:
         """Name of a generated ``(F, PL) -> bytes`` building the calculation's input."""
-        if name in self.calc_fns:
+        if isinstance(name, str) and name in self.calc_fns:
             return self.calc_fns[name]
         calc = self.ctx.p.calculations.get(name) if isinstance(name, str) else None
         if calc is None:

@@ -62,9 +62,10 @@ class Call:
 
     def named(self, i: int, kind: str, table: dict) -> Any:
         a = self.args[i]
-        if not isinstance(a, dict) or a.get("type") != kind or a.get("value") not in table:
+        if not isinstance(a, dict) or a.get("type") != kind \
+                or not isinstance(a.get("value"), str) or a["value"] not in table:
             raise PipelineLoadError(f"{self.where}: parameter {i} must name a known {kind}: "
-                                    f"{a!r}")
+                                    f"{a!r:.80}")
         return table[a["value"]]
 
     def list_id(self, i: int, known: dict, kind: str) -> int:

@@ -148,6 +148,16 @@ def test_type_confused_json_is_refused_cleanly(path, value) -> None:
     assert not PY_ERROR.search(msg), msg
 
 
+def test_register_named_by_a_list_is_refused_cleanly() -> None:
+    j = fixture_json("stateful")
+    prim = next(p for a in j["actions"] for p in a["primitives"]
+                if any(isinstance(x, dict) and x.get("type") == "register_array"
+                       for x in p["parameters"]))
+    next(x for x in prim["parameters"] if x.get("type") == "register_array")["value"] = []
+    msg = load_error(j)
+    assert "register_array" in msg and not PY_ERROR.search(msg), msg
+
+
 def _paths(o: Any, p: tuple = ()) -> Iterator[tuple]:
     if p:
         yield p
@@ -163,12 +173,12 @@ FUZZ_VALUES: list[Any] = [None, [], {}, "x", -1, 1.5, True, 10 ** 30, [[]], {"ty
                           {"type": "hexstr", "value": "-0x1"}, ["a", "b", "c"], "-0x8"]
 
 
-@pytest.mark.parametrize("which", ["stack_parser", "value_set"])
+@pytest.mark.parametrize("which", ["stack_parser", "stateful", "value_set"])
 def test_mutated_json_loads_or_fails_with_a_clean_message(which, vs_json) -> None:
     """One JSON value replaced by a value of another type, at 700 places of a real
     program (a fixed random sample): the load succeeds (and a packet goes through without a
     Python error), or fails with PipelineLoadError whose message is not a Python exception."""
-    base = fixture_json("stack_parser") if which == "stack_parser" else vs_json
+    base = vs_json if which == "value_set" else fixture_json(which)
     rnd = random.Random(which)
     cases = [(p, v) for p in _paths(base) for v in FUZZ_VALUES]
     bad = []
