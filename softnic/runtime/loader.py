@@ -327,8 +327,8 @@ def load_program(j: Any) -> Program:
         for el in _need(fl, "elements", list, where):
             if not isinstance(el, dict) or el.get("type") != "field":
                 raise PipelineLoadError(f"{where}: only field elements are supported ({el!r})")
-            out.append((el["value"][1] if isinstance(el.get("value"), list) else "?",
-                        lay.field_slot(el.get("value"))))
+            slot = lay.field_slot(el.get("value"))  # a [header, field] pair, or refused
+            out.append((el["value"][1], slot))
         return out
 
     field_lists = {}

@@ -134,6 +134,14 @@ STACK_CASES = [
 ]
 
 
+@pytest.mark.parametrize("section", ["field_lists", "learn_lists"])
+def test_list_element_with_an_empty_field_reference_is_refused_cleanly(section) -> None:
+    j = fixture_json("traffic")
+    j[section][0]["elements"][0]["value"] = []
+    msg = load_error(j)
+    assert "field reference" in msg and not PY_ERROR.search(msg), msg
+
+
 def _set(o: Any, path: tuple, v: Any) -> None:
     for k in path[:-1]:
         o = o[k]
@@ -173,7 +181,7 @@ FUZZ_VALUES: list[Any] = [None, [], {}, "x", -1, 1.5, True, 10 ** 30, [[]], {"ty
                           {"type": "hexstr", "value": "-0x1"}, ["a", "b", "c"], "-0x8"]
 
 
-@pytest.mark.parametrize("which", ["stack_parser", "stateful", "value_set"])
+@pytest.mark.parametrize("which", ["stack_parser", "stateful", "traffic", "value_set"])
 def test_mutated_json_loads_or_fails_with_a_clean_message(which, vs_json) -> None:
     """One JSON value replaced by a value of another type, at 700 places of a real
     program (a fixed random sample): the load succeeds (and a packet goes through without a
