@@ -55,6 +55,11 @@ def shift_left(v: int, amount: int) -> int:
     return v << amount if amount <= SHIFT_LIMIT else 0
 
 
+# Bounds of a lookahead in the JSON (bits); past them the JSON is refused at load.
+MAX_LOOKAHEAD_OFFSET = 1 << 20
+MAX_LOOKAHEAD_WIDTH = 4096
+
+
 class _NoElement:
     """``.last`` of an empty stack: using it as a field's slot raises IndexError (which the
     parser reports as StackOutOfBounds; gen_parser checks for an empty stack first)."""
@@ -287,8 +292,12 @@ class ExprGen:
             return f"F[{idx}]", None if s else w
         if t == "lookahead":
             if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v)):
-                raise PipelineLoadError(f"{ctx}: malformed lookahead {v!r}")
+                raise PipelineLoadError(f"{ctx}: malformed lookahead {v!r:.80}")
             off, w = v
+            if not (0 <= off <= MAX_LOOKAHEAD_OFFSET and 0 <= w <= MAX_LOOKAHEAD_WIDTH):
+                # p4c writes [bit offset, width] of a bit<W> (W <= 4096) at offset >= 0
+                raise PipelineLoadError(f"{ctx}: lookahead offset/width {v!r:.80} out of range "
+                                        f"(0..{MAX_LOOKAHEAD_OFFSET}, 0..{MAX_LOOKAHEAD_WIDTH})")
             if off >= 0 and w > 0 and off % 8 == 0 and w % 8 == 0:
                 # Whole bytes at a byte offset (the usual case): read them in place. The
                 # bounds check comes first; ``_lashort`` raises PacketTooShort.

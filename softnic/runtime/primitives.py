@@ -229,6 +229,12 @@ def _push_pop(c: Call) -> list[str]:
     st = lay.stack(sname)
     nf = len(lay.headers[st.headers[0]].fields)
     helper = "_push" if c.op == "push" else "_pop"
+    count = c.args[1]
+    if isinstance(count, dict) and count.get("type") == "hexstr" \
+            and hexint(count.get("value"), c.where) < 0:
+        # BMv2 reads the count as an unsigned int; p4c writes a non-negative constant
+        raise PipelineLoadError(f"{c.where}: {c.op} count {count.get('value')!r:.40} is "
+                                "negative")
     return [f"{helper}(F, {c.ctx.eg.stack_bases(sname)}, {nf}, {st.next_slot}, {c.arg(1)})"]
 
 

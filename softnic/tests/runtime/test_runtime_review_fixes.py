@@ -316,3 +316,27 @@ def test_read_racing_a_delete_returns_the_snapshot(env: Env) -> None:
     assert all(e.time_since_last_hit.elapsed_ns < 60_000 * MS for e in got)
     del env.switch.table_entries
     assert len(env.read_t(with_hit_time=False)) == 2
+
+
+# -- negative JSON constants the packet path used to trip on ------------------------------------
+
+@pytest.mark.parametrize("value", [[-8, 8], [-1, 8]])
+def test_lookahead_out_of_range_is_refused_at_load(adv_json, value) -> None:
+    j = copy.deepcopy(adv_json)
+    keys = [k for st in j["parsers"][0]["parse_states"] for k in st["transition_key"]
+            if k["type"] == "lookahead"]
+    assert keys
+    for k in keys:
+        k["value"] = value
+    msg = load_error(j)
+    assert not PY_ERROR.search(msg), msg
+
+
+def test_negative_push_count_is_refused_at_load(tmp_path) -> None:
+    src = (Path(__file__).parents[1] / "stf" / "corpus" / "header_stacks.p4").read_text()
+    j, _ = compile_text(tmp_path, src)
+    prims = [p for a in j["actions"] for p in a["primitives"] if p["op"] in ("push", "pop")]
+    assert prims
+    prims[0]["parameters"][1] = {"type": "hexstr", "value": "-0x1"}
+    msg = load_error(j)
+    assert "count" in msg and "negative" in msg
