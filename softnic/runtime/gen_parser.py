@@ -202,6 +202,28 @@ class ParserGen:
                     "L >>= 3"]
         return out + [f"if pos + L > n: raise _PE({self.ctx.too_short}, pos)", "pos += L"]
 
+    def union_stack_extract(self, val: Any, where: str, sobe: int, traced: bool) -> list[str]:
+        """``extract`` into ``us.next.m`` (BMv2's ParserOpExtractUnionStack, value
+        ``[union stack, member]``): StackOutOfBounds when every element has been extracted,
+        else the extract into member m of element nextIndex (which invalidates the element's
+        other members, as any union member extract does), and nextIndex + 1."""
+        if not (isinstance(val, list) and len(val) == 2):
+            raise PipelineLoadError(f"{where}: a union_stack extract needs [stack, member]")
+        lay = self.ctx.lay
+        us = lay.union_stack(val[0])
+        xs = []
+        for i in range(len(us.unions)):
+            xf = self.ctx.fresh("x")
+            xs.append(xf)
+            lines = self.extract_lines(lay.union_stack_member(us, i, val[1]), traced)
+            self.ctx.src += [f"def {xf}(B, n, pos, F):"] + _ind(lines) + ["    return pos", ""]
+        tab = self.ctx.fresh("xs")
+        self.ctx.src += [f"{tab} = ({', '.join(xs)},)", ""]
+        return [f"i = F[{us.next_slot}]",
+                f"if i >= {len(us.unions)}: raise _PE({sobe}, pos)",
+                f"pos = {tab}[i](B, n, pos, F)",
+                f"F[{us.next_slot}] = i + 1"]
+
     def stack_extract_vl(self, sname: Any, vl_len: str, sobe: int, traced: bool) -> list[str]:
         """``extract_VL`` into ``stack.next`` (BMv2's ParserOpExtractStack with a length):
         StackOutOfBounds when the stack is full, else the VL extract into that element."""
@@ -292,6 +314,8 @@ class ParserGen:
                                  f"if i >= {len(stk.headers)}: raise _PE({sobe}, pos)",
                                  f"pos = {tab}[i](B, n, pos, F)",
                                  f"F[{stk.next_slot}] = i + 1"]
+                    elif kind == "union_stack":
+                        body += self.union_stack_extract(val, where, sobe, traced)
                     else:
                         raise PipelineLoadError(f"{where}: unsupported extract type {kind!r}")
                 elif o == "extract_VL":

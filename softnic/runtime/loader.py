@@ -93,12 +93,27 @@ class StackInfo:
 
 
 @dataclass
+class UnionStackInfo:
+    """A stack of header unions (BMv2's header_union_stacks): ``unions[i]`` is element i;
+    ``members[m]`` the member names of the union type, so element i's member m is the
+    header ``lay.unions[unions[i]][m]``. ``scratch`` is a hidden slot the per-member
+    push/pop calls use for their index bookkeeping (only the last call moves next_slot)."""
+
+    name: str
+    unions: list[str]
+    members: list[str]
+    next_slot: int
+    scratch: int
+
+
+@dataclass
 class Layout:
     """Slot assignment for the PHV of one packet."""
 
     headers: dict[str, HeaderInfo] = field(default_factory=dict)
     stacks: dict[str, StackInfo] = field(default_factory=dict)
     unions: dict[str, list[str]] = field(default_factory=dict)  # union -> member headers
+    union_stacks: dict[str, UnionStackInfo] = field(default_factory=dict)
     widths: list[int] = field(default_factory=list)  # per slot (validity: 1)
     signed: list[bool] = field(default_factory=list)
     template: list[int] = field(default_factory=list)
@@ -127,6 +142,18 @@ class Layout:
             raise PipelineLoadError(f"Invalid reference to object of type 'header stack' "
                                     f"with name '{name}'")
         return self.stacks[name]
+
+    def union_stack(self, name: Any) -> UnionStackInfo:
+        if not isinstance(name, str) or name not in self.union_stacks:
+            raise PipelineLoadError(f"Invalid reference to object of type 'header union "
+                                    f"stack' with name '{name}'")
+        return self.union_stacks[name]
+
+    def union_stack_member(self, us: UnionStackInfo, i: int, member: Any) -> HeaderInfo:
+        """Header of member ``member`` (its name in the union type) of element ``i``."""
+        if member not in us.members:
+            raise PipelineLoadError(f"header union stack '{us.name}': no member '{member}'")
+        return self.headers[self.unions[us.unions[i]][us.members.index(member)]]
 
     def field_slot(self, ref: Any) -> int:
         """Slot of ``[header, field]``; ``$valid$`` is the header's validity slot."""
@@ -263,8 +290,6 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
             # p4c never writes a stack of size 0; the engine's stack code needs an element
             raise PipelineLoadError(f"header stack '{name}': 'header_ids' is empty")
         lay.stacks[name] = StackInfo(name, names, lay.new_slot(32))
-    if _list(j, "header_union_stacks"):
-        raise PipelineLoadError("header union stacks are not supported by softnic")
     for u in _list(j, "header_unions"):
         uname = _need(u, "name", str, "header_unions[]")
         try:
@@ -274,6 +299,7 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
         lay.unions[uname] = [m.name for m in members]
         for m in members:
             m.union_siblings = [o.valid_slot for o in members if o is not m]
+    _build_union_stacks(j, lay)
     for alias in _list(j, "field_aliases"):
         if not (isinstance(alias, list) and len(alias) == 2 and isinstance(alias[0], str)):
             raise PipelineLoadError(f"malformed field alias {alias!r}")
@@ -284,6 +310,34 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
         lay.sm[fname] = slot if slot is not None else lay.new_slot(width)
     lay.len_reg = lay.new_slot(32)
     return lay, htypes
+
+
+def _build_union_stacks(j: Any, lay: Layout) -> None:
+    """BMv2's header_union_stacks: ``header_union_ids`` name the element unions in order;
+    the member names come from the ``union_type``'s entry in header_union_types."""
+    utypes = {t.get("name"): t for t in _list(j, "header_union_types") if isinstance(t, dict)}
+    by_uid = {u.get("id"): u.get("name") for u in _list(j, "header_unions")}
+    for s in _list(j, "header_union_stacks"):
+        name = _need(s, "name", str, "header_union_stacks[]")
+        ids = _need(s, "header_union_ids", list, f"header union stack '{name}'")
+        try:
+            unions = [by_uid[i] for i in ids]
+        except (KeyError, TypeError) as e:
+            raise PipelineLoadError(f"header union stack '{name}': unknown header union id "
+                                    f"{e}") from None
+        if not unions:
+            raise PipelineLoadError(f"header union stack '{name}': 'header_union_ids' is empty")
+        ut = utypes.get(s.get("union_type"))
+        hs = ut.get("headers") if ut is not None else None
+        if not (isinstance(hs, list) and all(isinstance(h, list) and h for h in hs)):
+            raise PipelineLoadError(f"header union stack '{name}': unknown union type "
+                                    f"{s.get('union_type')!r:.60}")
+        members = [h[0] for h in hs]
+        if any(len(lay.unions[u]) != len(members) for u in unions):
+            raise PipelineLoadError(f"header union stack '{name}': an element union does not "
+                                    f"have the {len(members)} members of its union type")
+        lay.union_stacks[name] = UnionStackInfo(name, unions, members, lay.new_slot(32),
+                                                lay.new_slot(32))
 
 
 def load_program(j: Any) -> Program:

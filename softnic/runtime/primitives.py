@@ -226,8 +226,6 @@ def _push_pop(c: Call) -> list[str]:
     c.nargs(2)
     lay = c.ctx.lay
     sname = c.value(0)
-    st = lay.stack(sname)
-    nf = len(lay.headers[st.headers[0]].fields)
     helper = "_push" if c.op == "push" else "_pop"
     count = c.args[1]
     if isinstance(count, dict) and count.get("type") == "hexstr" \
@@ -235,7 +233,27 @@ def _push_pop(c: Call) -> list[str]:
         # BMv2 reads the count as an unsigned int; p4c writes a non-negative constant
         raise PipelineLoadError(f"{c.where}: {c.op} count {count.get('value')!r:.40} is "
                                 "negative")
+    if isinstance(c.args[0], dict) and c.args[0].get("type") == "header_union_stack":
+        return _push_pop_unions(c, helper)
+    st = lay.stack(sname)
+    nf = len(lay.headers[st.headers[0]].fields)
     return [f"{helper}(F, {c.ctx.eg.stack_bases(sname)}, {nf}, {st.next_slot}, {c.arg(1)})"]
+
+
+def _push_pop_unions(c: Call, helper: str) -> list[str]:
+    """push/pop on a stack of header unions (BMv2's StackIface over a union stack): each
+    element union moves as a whole, i.e. every member column (member m of every element)
+    shifts by the same count; only the last column's call updates nextIndex."""
+    lay = c.ctx.lay
+    us = lay.union_stack(c.value(0))
+    n = c.tmp()
+    out = [f"{n} = {c.arg(1)}"]
+    for m, mname in enumerate(us.members):
+        hs = [lay.union_stack_member(us, i, mname) for i in range(len(us.unions))]
+        bases = c.ctx.eg.const(tuple(h.base for h in hs), "ub")
+        nx = us.next_slot if m == len(us.members) - 1 else us.scratch
+        out.append(f"{helper}(F, {bases}, {len(hs[0].fields)}, {nx}, {n})")
+    return out
 
 
 # -- packet fate ------------------------------------------------------------------------------

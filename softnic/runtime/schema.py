@@ -90,6 +90,8 @@ SECTIONS: dict[str, Spec] = {
     "header_stacks": {**NAMED, "header_type": (_str, False), "size": (_int, False),
                       "header_ids": (_ints, True)},
     "header_unions": {**NAMED, "union_type": (_str, False), "header_ids": (_ints, True)},
+    "header_union_stacks": {**NAMED, "union_type": (_str, True), "size": (_int, False),
+                            "header_union_ids": (_ints, True)},
     "parsers": {**NAMED, "init_state": (_str, True), "parse_states": (_list, True)},
     "deparsers": {**NAMED, "order": (_strs, True), "primitives": (_list, False)},
     "parse_vsets": {**NAMED, "id": (_int, True), "compressed_bitwidth": (_int, True)},
@@ -177,7 +179,7 @@ def check_document(j: Any) -> None:
         for f in ht["fields"]:
             if not _header_field(f):
                 raise PipelineLoadError(f"header type {ht['name']!r}: malformed field {f!r:.80}")
-    for key in ("errors", "field_aliases", "header_union_stacks", "extern_instances"):
+    for key in ("errors", "field_aliases", "extern_instances"):
         if j.get(key) is not None and not isinstance(j[key], list):
             raise PipelineLoadError(f"top-level {key!r} must be a JSON array")
     for e in j.get("errors") or []:
