@@ -28,6 +28,7 @@ from softnic.frontend.layout import (
     StructLoc,
     UnionLoc,
 )
+from softnic.frontend.legacy_field_lists import LEGACY_FIELD_LIST_CALLS, legacy_field_list_message
 from softnic.frontend.lower_expr import (
     ExprLowerer,
     field_ref,
@@ -565,6 +566,8 @@ class StmtLowerer:
         elif n in ("verify_checksum", "update_checksum", "verify_checksum_with_payload",
                    "update_checksum_with_payload"):
             raise err(call, f"{n} is only supported in the checksum controls of V1Switch")
+        elif n in LEGACY_FIELD_LIST_CALLS:
+            raise err(call, legacy_field_list_message(call, n))
         else:
             raise err(call, f"{show_expr(call)}: extern {n} is unsupported on this target")
 
