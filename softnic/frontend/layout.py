@@ -95,6 +95,15 @@ class StackNextLoc(Loc):
 
 
 @dataclass
+class StackNextMemberLoc(Loc):
+    """``us.next.m`` of a stack of header unions: an extract target (p4c writes an
+    ``extract`` of type ``union_stack`` with value ``[us, m]``)."""
+
+    stack: StackLoc
+    member: str
+
+
+@dataclass
 class HeaderTypeJson:
     name: str
     fields: list[list[Any]]
@@ -107,6 +116,7 @@ class Layout:
     header_stacks: list[dict[str, Any]] = field(default_factory=list)
     header_union_types: list[dict[str, Any]] = field(default_factory=list)
     header_unions: list[dict[str, Any]] = field(default_factory=list)
+    header_union_stacks: list[dict[str, Any]] = field(default_factory=list)
     scalars: list[list[Any]] = field(default_factory=list)
     _type_names: set[str] = field(default_factory=set)
     _used_names: set[str] = field(default_factory=set)
@@ -181,20 +191,33 @@ class Layout:
         return HeaderLoc(name, t)
 
     def add_stack(self, name: str, t: StackT) -> StackLoc:
+        if isinstance(t.elem, UnionT):
+            return self.add_union_stack(name, t)
         elems: list[Loc] = []
         ids = []
         for i in range(t.size):
-            if isinstance(t.elem, HeaderT):
-                h = self.add_header(f"{name}[{i}]", t.elem)
-                ids.append(self.headers[-1]["id"])
-                elems.append(h)
-            else:
-                raise NotImplementedError("header union stacks")
+            assert isinstance(t.elem, HeaderT)
+            h = self.add_header(f"{name}[{i}]", t.elem)
+            ids.append(self.headers[-1]["id"])
+            elems.append(h)
         assert isinstance(t.elem, HeaderT)
         self.header_stacks.append(
             {"name": name, "id": len(self.header_stacks), "header_type": t.elem.name,
              "size": t.size, "header_ids": ids}
         )
+        self._used_names.add(name)
+        return StackLoc(name, t, elems)
+
+    def add_union_stack(self, name: str, t: StackT) -> StackLoc:
+        """``U[n] us`` (p4c's HeaderConverter::addHeaderStacks for a union element type):
+        element i is a header union ``us[i]`` whose members are header instances
+        ``us[i].m``; the stack goes to ``header_union_stacks``."""
+        assert isinstance(t.elem, UnionT)
+        elems: list[Loc] = [self.add_union(f"{name}[{i}]", t.elem) for i in range(t.size)]
+        ids = [self.header_unions[-t.size + i]["id"] for i in range(t.size)]
+        self.header_union_stacks.append(
+            {"name": name, "id": len(self.header_union_stacks), "union_type": t.elem.name,
+             "size": t.size, "header_union_ids": ids})
         self._used_names.add(name)
         return StackLoc(name, t, elems)
 

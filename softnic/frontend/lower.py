@@ -289,7 +289,7 @@ def lower_program(chk: Checker, program_name: str) -> tuple[dict[str, Any], list
         "header_stacks": ctx.layout.header_stacks,
         "header_union_types": ctx.layout.header_union_types,
         "header_unions": ctx.layout.header_unions,
-        "header_union_stacks": [],
+        "header_union_stacks": ctx.layout.header_union_stacks,
         "field_lists": ctx.field_lists,
         "errors": [[e, i] for i, e in enumerate(chk.errors)],
         "enums": [],

@@ -32,6 +32,7 @@ from softnic.frontend.layout import (
     StackLastLoc,
     StackLoc,
     StackNextLoc,
+    StackNextMemberLoc,
     StructLoc,
     UnionLoc,
 )
@@ -181,6 +182,10 @@ class ExprLowerer:
             i = self.const(e.index)
             if isinstance(i, int):
                 return base.elems[i]
+            if isinstance(base.type.elem, UnionT):
+                # p4c writes dereference_union_stack / access_union_header here
+                raise err(e, f"{show_expr(e)}: softnic does not support a run-time index into "
+                          "a stack of header unions yet; use a constant index")
             assert isinstance(base.type.elem, HeaderT)
             idx = self.data(e.index)
             if self.index_guard is not None:
@@ -215,8 +220,14 @@ class ExprLowerer:
                               "target")
                 return StackNextLoc(base)
             return None
+        if isinstance(base, StackNextLoc) and isinstance(base.stack.type.elem, UnionT):
+            return StackNextMemberLoc(base.stack, name)
         if isinstance(base, StackLastLoc):
             elem = base.stack.type.elem
+            if isinstance(elem, UnionT):
+                # p4c writes union_stack_field (transition keys) / last_stack_index here
+                raise err(e, f"{show_expr(e)}: softnic does not support .last of a stack of "
+                          "header unions yet")
             assert isinstance(elem, HeaderT)
             ft = elem.field_type(name)
             assert ft is not None
@@ -238,6 +249,8 @@ class ExprLowerer:
         if isinstance(loc, HeaderLoc):
             return {"type": "header", "value": loc.name}
         if isinstance(loc, StackLoc):
+            if isinstance(loc.type.elem, UnionT):
+                return {"type": "header_union_stack", "value": loc.name}
             return {"type": "header_stack", "value": loc.name}
         if isinstance(loc, UnionLoc):
             return {"type": "header_union", "value": loc.name}
@@ -309,6 +322,9 @@ class ExprLowerer:
         if isinstance(bt, StackT) and e.name == "lastIndex":
             base = self.loc(e.expr)
             assert isinstance(base, StackLoc)
+            if isinstance(base.type.elem, UnionT):
+                raise err(e, f"{show_expr(e)}: softnic does not support lastIndex of a stack of "
+                          "header unions yet")
             return Val(op("last_stack_index", None, {"type": "header_stack", "value": base.name}))
         if isinstance(bt, StackT) and e.name == "nextIndex":
             raise err(e, f"{show_expr(e)}: nextIndex is unsupported on this target")

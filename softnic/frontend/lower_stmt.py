@@ -25,6 +25,7 @@ from softnic.frontend.layout import (
     Loc,
     StackLoc,
     StackNextLoc,
+    StackNextMemberLoc,
     StructLoc,
     UnionLoc,
 )
@@ -47,6 +48,7 @@ from softnic.frontend.types import (
     ExternT,
     PType,
     StructT,
+    UnionT,
     bit_width,
 )
 
@@ -353,6 +355,10 @@ class StmtLowerer:
         elif isinstance(dst, HeaderLoc):
             self.emit_assign_header(self.x.loc_json(dst, node), self.x.loc_json(src, node), node)
         elif isinstance(dst, StackLoc) and isinstance(src, StackLoc):
+            if isinstance(dst.type.elem, UnionT):
+                # p4c writes assign_union_stack; softnic's engine lacks it
+                raise err(node, "softnic does not support copying a whole stack of header "
+                          "unions yet; copy its elements one by one")
             self.prim("assign_header_stack",
                       [self.x.loc_json(dst, node), self.x.loc_json(src, node)], node)
         else:
@@ -431,8 +437,9 @@ class StmtLowerer:
             loc = self.x.loc(info.base)
             assert isinstance(loc, StackLoc)
             n = self.x.const(info.args[0])  # type: ignore[arg-type]
+            # header_stack, or header_union_stack for a stack of unions
             self.prim("push" if name == "push_front" else "pop",
-                      [{"type": "header_stack", "value": loc.name}, hexstr(n)], node)
+                      [self.x.loc_json(loc, call), hexstr(n)], node)
         elif name == "isValid":
             pass
         elif name == "apply":
@@ -498,8 +505,10 @@ class StmtLowerer:
             loc = self.x.loc(a[0])  # type: ignore[arg-type]
             if isinstance(loc, HeaderLoc):
                 target = {"type": "regular", "value": loc.name}
-            elif isinstance(loc, StackNextLoc):
+            elif isinstance(loc, StackNextLoc) and not isinstance(loc.stack.type.elem, UnionT):
                 target = {"type": "stack", "value": loc.stack.name}
+            elif isinstance(loc, StackNextMemberLoc):
+                target = {"type": "union_stack", "value": [loc.stack.name, loc.member]}
             else:
                 raise err(call, f"{show_expr(call)}: extract target must be a header or "
                           "stack.next")

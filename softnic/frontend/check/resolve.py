@@ -64,11 +64,6 @@ class ResolveMixin(CheckerState):
             elem = self.resolve_type(t.elem, scope)
             if not isinstance(elem, (HeaderT, UnionT)):
                 raise err(t, f"header stack element must be a header, not {elem.show()}")
-            if isinstance(elem, UnionT):
-                # p4c-bm2-ss accepts these (BMv2's header_union_stacks); softnic's layout and
-                # engine do not have them yet
-                raise err(t, f"{elem.show()}[...]: stacks of header unions are not supported by "
-                          "softnic yet; use a header stack per union member instead")
             n = self.const_eval(t.size, scope)
             if not isinstance(n, int) or n <= 0:
                 raise err(t, "header stack size must be a positive constant")
