@@ -14,6 +14,7 @@ from softnic.frontend import ast
 from softnic.frontend.check.callinfo import CallInfo, ParamT
 from softnic.frontend.check.helpers import err
 from softnic.frontend.check.state import CheckerState
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.pretty import show_expr
 from softnic.frontend.scope import Scope, Sym
@@ -84,6 +85,7 @@ class CallsMixin(CheckerState):
                 info = self.check_call_args(e, decls, e.args, scope, {}, tgt.name, e.type_args)
                 info.kind, info.name, info.sym = sym.kind, sym.name, sym
                 self.calls[id(e)] = info
+                self.warn_deprecated(tgt, info.decl)
                 if sym.kind == "extern_func" and sym.name == "digest" and not e.type_args:
                     self.insert_digest_type_arg(e, info)
                 return info.ret
@@ -92,6 +94,18 @@ class CallsMixin(CheckerState):
                           "this target")
             raise err(e, f"{tgt.name}: is not a function, action or method")
         raise err(e, f"{show_expr(e)}: is not callable")
+
+    def warn_deprecated(self, use: ast.PathExpr, decl: Any) -> None:
+        """p4c's Deprecated front-end pass: a use of a declaration annotated
+        ``@deprecated("msg")`` (v1model's ``mark_to_drop()``, ``resubmit(data)``, ...) warns
+        "<use>: Using deprecated feature <name>. <msg>" and is otherwise accepted."""
+        annos = [a for a in getattr(decl, "annotations", []) if a.name == "deprecated"]
+        if not annos:
+            return
+        msg = "".join(x.value for x in annos[0].exprs if isinstance(x, ast.StringLiteral))
+        w = CompileWarning(use.loc, f"{use.name}: Using deprecated feature {decl.name}. {msg}")
+        if w not in self.warnings:
+            self.warnings.append(w)
 
     def check_default_value(self, p: ast.Param, scope: Scope) -> None:
         """A parameter's default value must be a compile-time constant (p4c's TypeInference:

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
-from softnic.tests.frontend.p4progs import HEAD, compile_text
+from softnic.tests.frontend.p4progs import HEAD, compile_text, program, run_b
 
 TAIL_CC = """
 control CC(inout hs_t hdr, inout m_t meta) { apply { } }
@@ -80,3 +81,20 @@ def test_legacy_call_in_an_action_is_refused_at_the_call(tmp_path: Path) -> None
     msg = str(ei.value)
     assert "prog.p4:12:9:" in msg
     assert "Unknown extern function resubmit" in msg
+
+
+def test_deprecated_extern_call_warns_like_p4c(tmp_path: Path) -> None:
+    """p4c's Deprecated pass: v1model's ``@deprecated`` zero-argument ``mark_to_drop()`` is
+    accepted with "<name>: Using deprecated feature <name>. <message>" (once per use) and
+    still drops the packet; the current ``mark_to_drop(sm)`` gives no warning."""
+    ws: list[CompileWarning] = []
+    j, _ = compile_text(tmp_path, program("apply { mark_to_drop(); }"), warnings=ws)
+    assert [(w.loc.line, w.loc.col, w.message) for w in ws if w.loc is not None] == [
+        (11, 9, "mark_to_drop: Using deprecated feature mark_to_drop. "
+                "Please use mark_to_drop(standard_metadata) instead.")]
+    assert run_b(j, 7) is None
+    ws2: list[CompileWarning] = []
+    j2, _ = compile_text(tmp_path, program("apply { mark_to_drop(sm); }"), name="p2",
+                         warnings=ws2)
+    assert not [w for w in ws2 if "deprecated" in w.message]
+    assert run_b(j2, 7) is None
