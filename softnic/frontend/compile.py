@@ -8,11 +8,9 @@ left it, checked on its own, so a mid-end rewrite (a direct action call inlined,
 dropped) does not change the P4Info; the BMv2 JSON comes from the program after all passes.
 
 The front end's check is the first: an error there stops the compile before any mid-end pass
-runs, as p4c reports front-end errors before mid-end ones. One exception, decided up front: a
-program with tuple types (:func:`has_tuple_types`), which softnic's checker cannot take before
-the mid end's EliminateTuples; such a program is checked after the mid end only, and its P4Info
-comes from a copy of the front end's program taken through the mid-end passes that change
-nothing the P4Info lists (``P4INFO_NEUTRAL``).
+runs, as p4c reports front-end errors before mid-end ones. Every program takes this one route:
+the checker takes tuple types, list expressions and constant tuple indices as p4c's
+TypeInference does, before the mid end's EliminateTuples makes them structs.
 
 Every user error is a :class:`CompileError` with a source location. Warnings do not stop the
 compile; a caller that wants them passes a list as ``warnings`` and they are appended to it.
@@ -20,19 +18,17 @@ compile; a caller that wants them passes a list as ``warnings`` and they are app
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 from typing import Any
 
 from softnic.frontend import ast
 from softnic.frontend.check import Checker
-from softnic.frontend.desugar import walk
 from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.errors import CompileError
 from softnic.frontend.lower import lower_program
 from softnic.frontend.p4rt_resources import collect_resources
-from softnic.frontend.passes import P4INFO_NEUTRAL, front_end_passes, mid_end_passes
+from softnic.frontend.passes import front_end_passes, mid_end_passes
 from softnic.frontend.resources import ProgramResources
 
 RECURSION_LIMIT = 20000
@@ -46,31 +42,16 @@ def compile_program(
     """Check and lower a parsed program; returns (BMv2 JSON dict, resources)."""
     for _name, run in front_end_passes():
         run(prog)
-    resources: ProgramResources | None = None
-    fe_copy: ast.Program | None = None
-    if has_tuple_types(prog):
-        fe_copy = copy.deepcopy(prog)  # its P4Info view, once the compile has succeeded
-    else:
-        resources = p4rt_view(prog, program_name)
+    resources = p4rt_view(prog, program_name)
     for _name, run in mid_end_passes():
         run(prog)
     chk = Checker(prog)
     chk.run()
     bmv2_json, lower_warnings = lower_program(chk, program_name)
-    if fe_copy is not None:
-        resources = p4rt_neutral_view(fe_copy, program_name)
-    assert resources is not None
     if warnings is not None:
         warnings.extend(chk.warnings)
         warnings.extend(lower_warnings)
     return bmv2_json, resources
-
-
-def has_tuple_types(prog: ast.Program) -> bool:
-    """Whether the program names a tuple type anywhere (a variable, parameter, field, type
-    argument or typedef of one): softnic's checker takes tuples only once the mid end's
-    EliminateTuples has made them structs."""
-    return any(isinstance(n, ast.TupleType) for n in walk(prog))
 
 
 def p4rt_view(prog: ast.Program, program_name: str) -> ProgramResources:
@@ -84,17 +65,6 @@ def p4rt_view(prog: ast.Program, program_name: str) -> ProgramResources:
     chk = Checker(prog)
     chk.run()
     return collect_resources(chk, program_name)
-
-
-def p4rt_neutral_view(prog: ast.Program, program_name: str) -> ProgramResources:
-    """The resources of the front end's program ``prog`` (a program with tuple types) once the
-    mid-end passes that change nothing the P4Info lists (``P4INFO_NEUTRAL``: EliminateTuples,
-    RemoveAliases) have run over it. Runs after the whole program compiled, so a user error
-    has been reported already."""
-    for name, run in mid_end_passes():
-        if name in P4INFO_NEUTRAL:
-            run(prog)
-    return p4rt_view(prog, program_name)
 
 
 def compile_file(

@@ -48,6 +48,30 @@ class ExpressionsMixin(CheckerState):
         self.types[id(e)] = t
         return t
 
+    def type_of_tuple_index(self, e: ast.Index, bt: TupleT, scope: Scope) -> PType:
+        """``t[i]`` on a tuple: as p4c's TypeInference (ArrayIndex on a Type_BaseList), the index
+        must be a compile-time constant (after constant folding) within the tuple's size, and
+        the result has that element's type. A folded index is replaced by its literal;
+        EliminateTuples later makes ``t[i]`` the field access ``t.f<i>``."""
+        it = self.type_of(e.index, scope)
+        iv = self.const_eval(e.index, scope)
+        if not isinstance(it, (BitT, InfIntT)) and not isinstance(iv, int):
+            raise err(e.index, f"Array index {show_expr(e.index)} must be an integer, but it "
+                      f"has type {it.show()}")
+        # p4c's wording; a negative constant is reported as p4c does (its index < 0 test
+        # stands for "not a constant")
+        if not isinstance(iv, int) or iv < 0:
+            raise err(e.index, f"Tuple index {show_expr(e.index)} must be constant")
+        if iv >= len(bt.elems):
+            raise err(e.index, f"Tuple index {show_expr(e.index)} larger than tuple size "
+                      f"{len(bt.elems)}")
+        if not isinstance(e.index, ast.IntLiteral):
+            # folded, as TypeInference folds it: EliminateTuples reads the literal
+            e.index = ast.IntLiteral(iv, loc=e.index.loc)
+            self.types[id(e.index)] = InfIntT()
+        self.consts[id(e.index)] = iv
+        return bt.elems[iv]
+
     def _type_of(self, e: ast.Expr, scope: Scope, expected: PType | None) -> PType:
         if isinstance(e, ast.IntLiteral):
             if e.width is not None:
@@ -76,6 +100,8 @@ class ExpressionsMixin(CheckerState):
             return self.type_of_member(e, scope)
         if isinstance(e, ast.Index):
             bt = self.type_of(e.expr, scope)
+            if isinstance(bt, TupleT):
+                return self.type_of_tuple_index(e, bt, scope)
             if not isinstance(bt, StackT):
                 raise err(e, f"{show_expr(e)}: indexing a value of type {bt.show()}")
             it = self.type_of(e.index, scope)

@@ -69,7 +69,9 @@ class ResolveMixin(CheckerState):
                 raise err(t, "header stack size must be a positive constant")
             return StackT(elem, n)
         if isinstance(t, ast.TupleType):
-            return TupleT(tuple(self.resolve_type(e, scope) for e in t.elems))
+            tt = TupleT(tuple(self.resolve_type(e, scope) for e in t.elems))
+            self.canonical_tuple_spelling(t, tt)
+            return tt
         if isinstance(t, ast.TypeName):
             if t.name == "error":
                 return ErrorT()
@@ -103,6 +105,18 @@ class ResolveMixin(CheckerState):
                 return sym.type
             raise err(t, f"{t.name}: is not a type")
         raise err(t, f"{type(t).__name__}: unsupported type")
+
+    @staticmethod
+    def canonical_tuple_spelling(t: ast.TupleType, tt: TupleT) -> None:
+        """Spell the elements of tuple type ``t`` as their resolved types (``bit<8>`` for a
+        ``bit<W>`` or a typedef of it), as the type argument inferred for ``digest(r, {..})``
+        is spelled: p4c's EliminateTuples makes one struct per canonical tuple type, and
+        softnic's makes one per spelling, so equal tuple types must be spelled alike."""
+        from softnic.frontend.check.calls import ast_type
+
+        elems = [ast_type(x, e.loc) for x, e in zip(tt.elems, t.elems, strict=True)]
+        if all(x is not None for x in elems):
+            t.elems = [x for x in elems if x is not None]
 
     def lookup(self, e: ast.PathExpr, scope: Scope) -> Sym:
         sym = scope.lookup(e.name)

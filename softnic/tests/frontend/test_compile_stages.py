@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from softnic.frontend import ast
-from softnic.frontend.compile import compile_file, has_tuple_types
+from softnic.frontend.check import Checker
+from softnic.frontend.compile import compile_file
 from softnic.frontend.errors import CompileError
 from softnic.frontend.parser import parse_program
 from softnic.frontend.passes import front_end_passes, mid_end_passes
@@ -80,7 +81,7 @@ def test_the_front_end_inlines_actions_called_from_actions(tmp_path: Path) -> No
     assert run_b(bmv2_json, 0, 5) == 17
 
 
-def test_tuple_programs_are_recognised(tmp_path: Path) -> None:
+def test_tuple_programs_are_checked_in_the_front_end(tmp_path: Path) -> None:
     src = HEAD + """control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
     apply {
         sm.egress_spec = 1;
@@ -93,7 +94,7 @@ def test_tuple_programs_are_recognised(tmp_path: Path) -> None:
     prog = parse_program(preprocess(str(path), [], {}), str(path))
     for _name, run in front_end_passes():
         run(prog)
-    assert has_tuple_types(prog)
+    Checker(prog).run()  # tuples checked before EliminateTuples, as by p4c's TypeInference
     # t[0] is a: b = a
     bmv2_json, _ = compile_file(path)
     assert run_b(bmv2_json, 7, 3) == 7

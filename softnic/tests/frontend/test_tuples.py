@@ -99,8 +99,9 @@ def test_tuple_index_by_a_named_constant(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("index", "msg"), [
-    ("2", "t[2]: index 2 out of range for a tuple of 2 elements"),
-    ("hdr.h.a", "t[hdr.h.a]: a tuple index must be a compile-time constant"),
+    # p4c's TypeInference wording (ArrayIndex on a tuple)
+    ("2", "Tuple index 2 larger than tuple size 2"),
+    ("hdr.h.a", "Tuple index hdr.h.a must be constant"),
 ])
 def test_bad_tuple_index(tmp_path: Path, index: str, msg: str) -> None:
     body = f"""
