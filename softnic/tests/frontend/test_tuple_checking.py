@@ -74,3 +74,17 @@ def test_tuple_index_folded_from_a_constant_expression(tmp_path: Path) -> None:
     j, _ = compile_text(tmp_path, program(body))
     # t[1] is 3, t[0] the input byte
     assert run_b(j, 20) == 23
+
+
+def test_tuple_element_width_from_a_control_local_constant(tmp_path: Path) -> None:
+    # EliminateTuples declares the tuple's struct at top level, where the control's W is not
+    # in scope; the tuple type is the checker's resolved one (bit<8>), as p4c's canonical type
+    src = program("""
+    const bit<32> W = 8;
+    apply {
+        sm.egress_spec = 1;
+        tuple<bit<(W)>, bit<8>> t = {hdr.h.a, 8w3};
+        hdr.h.b = t[0] + t[1];
+    }""")
+    j, _ = compile_text(tmp_path, src)
+    assert run_b(j, 20) == 23
