@@ -120,7 +120,8 @@ class Pipeline:
 
 
 def _metadata_ranges(lay: Any) -> list[tuple[int, int]]:
-    """Slot ranges holding metadata (everything but packet headers and stack indices).
+    """Slot ranges holding metadata (everything but packet headers and the indices of header
+    stacks and header-union stacks).
 
     BMv2's ``reset_metadata`` zeroes exactly these for clones; resetting them to the template
     does the same, keeping metadata headers valid.
@@ -130,7 +131,7 @@ def _metadata_ranges(lay: Any) -> list[tuple[int, int]]:
         if not h.metadata:
             for i in range(h.base, h.base + h.span):
                 meta[i] = False
-    for st in lay.stacks.values():
+    for st in [*lay.stacks.values(), *lay.union_stacks.values()]:
         meta[st.next_slot] = False
     out: list[tuple[int, int]] = []
     start = None

@@ -145,3 +145,13 @@ def test_unsupported_uses_are_positioned_refusals(tmp_path: Path, old: str, new:
         compile_text(tmp_path, SRC.replace(old, new, 1))
     text = str(exc.value)
     assert msg in text and "prog.p4:" in text
+
+
+def test_clone_metadata_reset_keeps_union_stack_index(compiled: dict[str, Any]) -> None:
+    """BMv2's reset_metadata for a clone zeroes metadata only; a header-union stack's
+    nextIndex, like a header stack's, belongs to the packet's headers and is kept."""
+    from softnic.runtime.build import build_pipeline
+
+    pl = build_pipeline(compiled, 511)
+    [st] = pl.prog.layout.union_stacks.values()
+    assert not any(a <= st.next_slot < b for a, b in pl.meta_ranges)
