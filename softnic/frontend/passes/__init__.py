@@ -74,11 +74,6 @@ PASSES: list[tuple[str, Pass]] = [
 #   and copies structures); neither changes what the P4Info lists.
 MID_END: frozenset[str] = frozenset({"RemoveActionParameters", "EliminateTuples", "RemoveAliases"})
 
-# Mid-end passes that change nothing the P4Info lists. softnic's checker cannot take tuple types,
-# so for a program with tuples the P4Info view is the front end's program after these (on a copy).
-P4INFO_NEUTRAL: frozenset[str] = frozenset({"EliminateTuples", "RemoveAliases"})
-
-
 def _mid_end_start() -> int:
     for i, (name, _run) in enumerate(PASSES):
         if name in MID_END:
