@@ -88,7 +88,7 @@ MUTATE_CHILDREN ?= 2
 
 mutate: venv
 	rm -rf mutants
-	@echo "mutmut: running (10-15 minutes on 2 cores), output in mutants.log"
+	@echo "mutmut: running (engine modules 10-15 minutes on 2 cores, plus the front-end passes), output in mutants.log"
 	$(VENV)/bin/mutmut run --max-children $(MUTATE_CHILDREN) > mutants.log 2>&1 || \
 	  { tail -c 4000 mutants.log | tr '\r' '\n' | tail -40; exit 1; }
 	@mv mutants.log mutants/run.log
