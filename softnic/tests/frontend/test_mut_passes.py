@@ -10,8 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from softnic.runtime.switch import Switch
-from softnic.tests.frontend.p4progs import TAIL, compile_text
+from softnic.tests.frontend.p4progs import TAIL, compile_text, program
+from softnic.tests.frontend.test_table_key_names import json_keys, p4info_keys
 
 
 def run(bmv2_json: dict[str, Any], data: bytes) -> bytes | None:
@@ -67,3 +70,20 @@ def test_parser_local_initializer_without_a_loop(tmp_path: Path) -> None:
     j, _ = compile_text(tmp_path, src)
     assert run(j, bytes([1, 2, 3])) == bytes([1, 13, 3])
 
+
+
+@pytest.mark.parametrize(("key", "name"), [
+    # p4c's ConstantFolding folds -8w1 into 8w255 before TableKeyNames (unary minus on bit<W>
+    # is 2^W - x, P4_16 8.5); the name is the value in the literal's base, without width
+    ("hdr.h.a & -8w1", "hdr.h.a & 255"),
+    ("hdr.h.a & -8w0x10", "hdr.h.a & 0xf0"),
+])
+def test_key_named_after_a_folded_negated_literal(tmp_path: Path, key: str, name: str) -> None:
+    body = f"""
+    action set(bit<8> v) {{ hdr.h.b = v; }}
+    table t {{ key = {{ {key}: ternary; }} actions = {{ set; NoAction; }} }}
+    apply {{ sm.egress_spec = 1; t.apply(); }}"""
+    j, res = compile_text(tmp_path, program(body))
+    assert p4info_keys(res) == {"I.t": [name]}
+    assert json_keys(j) == {"I.t": [name]}
+    assert run(j, bytes([7, 9])) == bytes([7, 9])  # empty table: miss, packet unchanged
