@@ -71,6 +71,17 @@ def transform(node: Any, fn: Callable[[Any], Any]) -> Any:
     return node
 
 
+def fresh_in(used: set[str], base: str) -> str:
+    """``base`` if it is not in ``used``, else ``base_N`` with the lowest free N; the name
+    returned is added to ``used``."""
+    name, i = base, 0
+    while name in used:
+        name = f"{base}_{i}"
+        i += 1
+    used.add(name)
+    return name
+
+
 class Names:
     """Fresh identifiers that collide with no name used anywhere in the program."""
 
@@ -83,14 +94,7 @@ class Names:
                     self.used.add(v)
 
     def fresh(self, base: str) -> str:
-        if base not in self.used:
-            self.used.add(base)
-            return base
-        i = 0
-        while f"{base}_{i}" in self.used:
-            i += 1
-        self.used.add(f"{base}_{i}")
-        return f"{base}_{i}"
+        return fresh_in(self.used, base)
 
     def numbered(self, base: str) -> str:
         """A fresh ``base_N`` with the lowest free N, also for the first one (p4c's

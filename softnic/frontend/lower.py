@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from softnic.frontend import ast
+from softnic.frontend.ast_util import fresh_in
 from softnic.frontend.check import Checker, annotation_string, err
 from softnic.frontend.diagnostics import CompileWarning
 from softnic.frontend.layout import JsonLoc, Layout, Loc, StructLoc
@@ -83,14 +84,7 @@ class LowerContext:
             self.warnings.append(w)
 
     def fresh_name(self, base: str) -> str:
-        if base not in self.names:
-            self.names.add(base)
-            return base
-        i = 0
-        while f"{base}_{i}" in self.names:
-            i += 1
-        self.names.add(f"{base}_{i}")
-        return f"{base}_{i}"
+        return fresh_in(self.names, base)
 
     def fresh_action_name(self, base: str) -> str:
         return self.fresh_name(base)
