@@ -312,7 +312,8 @@ def v1switch_blocks(chk: Checker) -> tuple[ast.ParserDecl, ast.ControlDecl, ast.
     """The six blocks of ``V1Switch(parser, verifyChecksum, ingress, egress, computeChecksum,
     deparser) main``."""
     main = chk.main
-    assert main is not None
+    if main is None:
+        raise err(None, "main: no V1Switch instantiation")
     blocks = []
     for a in main.args:
         info = chk.calls.get(id(a.value))

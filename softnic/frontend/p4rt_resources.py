@@ -44,6 +44,7 @@ from softnic.frontend.check import Checker, annotation, annotation_string, err
 from softnic.frontend.check.callinfo import CallInfo
 from softnic.frontend.desugar import InlinedApply, walk
 from softnic.frontend.key_name import table_key_name
+from softnic.frontend.lower import v1switch_blocks
 from softnic.frontend.lower_expr import ExprLowerer
 from softnic.frontend.p4rt_types import (
     field_new_type,
@@ -164,8 +165,7 @@ class ResourceCollector:
     # ------------------------------------------------------------------ whole program
 
     def collect(self) -> ProgramResources:
-        blocks = self.v1switch_blocks()
-        parser_d, vck_d, ig_d, eg_d, ck_d, dep_d = blocks
+        parser_d, vck_d, ig_d, eg_d, ck_d, dep_d = v1switch_blocks(self.chk)
         for st in parser_d.states:
             self.straight(st.stmts)
         # the checksum controls and the deparser hold no control-plane objects
@@ -175,21 +175,6 @@ class ResourceCollector:
         self.instances([vck_d, ig_d, eg_d, ck_d, dep_d], parser_d)
         self.res.value_sets = collect_value_sets(self.chk, parser_d)
         return self.res
-
-    def v1switch_blocks(self) -> list[Any]:
-        main = self.chk.main
-        if main is None:
-            raise err(None, "main: no V1Switch instantiation")
-        blocks: list[Any] = []
-        for a in main.args:
-            info = self.chk.calls.get(id(a.value))
-            if info is None:
-                raise err(a, "main: expected parser/control instantiations")
-            blocks.append(info.decl)
-        if len(blocks) != 6:
-            raise err(main, "main: only V1Switch(parser, verifyChecksum, ingress, egress, "
-                      "computeChecksum, deparser) is supported")
-        return blocks
 
     # ------------------------------------------------------------------ apply blocks
 
