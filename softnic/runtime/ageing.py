@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from softnic.runtime.api import MatchKey, NotFound, SwitchError
+from softnic.runtime.api import MatchKey
 from softnic.runtime.tables import Entry, Table
 
 # (match key, priority, idle_timeout_ns) of an entry found idle: what a notification carries
@@ -26,14 +26,10 @@ class IdleTimeoutControl:
     _lock: Any
     _p: Any
 
+    _table: Any  # ControlPlane._table: the loaded pipeline's table node of that name
+
     def _ageing_table(self, table: str) -> Table:
-        p = self._p
-        if p is None:
-            raise SwitchError("no pipeline loaded")
-        node = p.tables.get(table)
-        if node is None:
-            raise NotFound(f"no table named '{table}'")
-        return node.table
+        return self._table(table).table
 
     def table_set_idle_timeout(self, table: str, key: list[MatchKey | None], priority: int,
                                timeout_ns: int, reset: bool) -> None:
