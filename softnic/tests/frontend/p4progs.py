@@ -45,13 +45,20 @@ def compile_text(tmp_path: Path, src: str, name: str = "prog",
     return compile_file(path, warnings=warnings)
 
 
-def run_b(bmv2_json: dict[str, Any], a: int, b: int = 0) -> int | None:
-    """Send one packet with header (a, b); the output's ``b``, or None when dropped."""
+def run_packet(bmv2_json: dict[str, Any], data: bytes) -> bytes | None:
+    """Send ``data`` in on port 0; the one packet that leaves (on port 1), or None when
+    dropped."""
     sw = Switch()
     sw.load_json(bmv2_json)
-    outs = sw.process_packet(0, bytes([a, b]))
+    outs = sw.process_packet(0, data)
     if not outs:
         return None
-    [(port, data)] = outs
+    [(port, out)] = outs
     assert port == 1
-    return data[1]
+    return bytes(out)
+
+
+def run_b(bmv2_json: dict[str, Any], a: int, b: int = 0) -> int | None:
+    """Send one packet with header (a, b); the output's ``b``, or None when dropped."""
+    out = run_packet(bmv2_json, bytes([a, b]))
+    return None if out is None else out[1]

@@ -20,13 +20,12 @@ deparser emits only valid headers.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from softnic.frontend.errors import CompileError
-from softnic.runtime.switch import Switch
 from softnic.tests.frontend.p4progs import compile_text, program, run_b
+from softnic.tests.frontend.p4progs import run_packet as run
 
 STACK_HEAD = """#include <core.p4>
 #include <v1model.p4>
@@ -53,17 +52,6 @@ V1Switch(P(), VC(), I(), E(), CC(), D()) main;
 def stack_program(ingress_body: str) -> str:
     return (STACK_HEAD + "control I(inout hs_t hdr, inout m_t meta, "
             "inout standard_metadata_t sm) {\n" + ingress_body + "\n}\n" + STACK_TAIL)
-
-
-def run(bmv2_json: dict[str, Any], data: bytes) -> bytes | None:
-    sw = Switch()
-    sw.load_json(bmv2_json)
-    outs = sw.process_packet(0, data)
-    if not outs:
-        return None
-    [(port, out)] = outs
-    assert port == 1
-    return out
 
 
 HEADER_ASSIGN = """

@@ -8,25 +8,12 @@ followed by more bytes (the payload is emitted after the deparsed headers).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from softnic.runtime.switch import Switch
 from softnic.tests.frontend.p4progs import TAIL, compile_text, program
+from softnic.tests.frontend.p4progs import run_packet as run
 from softnic.tests.frontend.test_table_key_names import json_keys, p4info_keys
-
-
-def run(bmv2_json: dict[str, Any], data: bytes) -> bytes | None:
-    sw = Switch()
-    sw.load_json(bmv2_json)
-    outs = sw.process_packet(0, data)
-    if not outs:
-        return None
-    [(port, out)] = outs
-    assert port == 1
-    return bytes(out)
-
 
 LOOP_PARSER = """#include <core.p4>
 #include <v1model.p4>
