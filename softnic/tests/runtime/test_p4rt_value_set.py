@@ -20,18 +20,13 @@ from p4.v1 import p4runtime_pb2 as pb
 
 from softnic.frontend.p4info import build_p4info
 from softnic.tests.frontend.p4progs import compile_text
+from softnic.tests.frontend.test_value_sets import HEAD, TAIL
 from softnic.tests.runtime.test_p4rt import env
 from softnic.tests.runtime.test_p4rt_fixture import update, write_errors
 
 __all__ = ["env"]
 
-SRC = """#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<8> b; }
-header g_t { bit<8> c; }
-struct hs_t { h_t h; g_t g; }
-struct m_t { bit<8> x; }
-struct k_t { bit<8> f; bit<4> g; }
+SRC = HEAD + """struct k_t { bit<8> f; bit<4> g; }
 parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
     value_set<k_t>(2) kvs;
     value_set<bit<8>>(4) pvs;
@@ -42,15 +37,7 @@ parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t 
     state s2 { transition select(hdr.h.b) { pvs: parse_g; default: accept; } }
     state parse_g { pkt.extract(hdr.g); transition accept; }
 }
-control VC(inout hs_t hdr, inout m_t meta) { apply { } }
-control I(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
-    apply { sm.egress_spec = 1; if (hdr.g.isValid()) { hdr.h.b = hdr.g.c; } }
-}
-control E(inout hs_t hdr, inout m_t meta, inout standard_metadata_t sm) { apply { } }
-control CC(inout hs_t hdr, inout m_t meta) { apply { } }
-control D(packet_out pkt, in hs_t hdr) { apply { pkt.emit(hdr.h); } }
-V1Switch(P(), VC(), I(), E(), CC(), D()) main;
-"""
+""" + TAIL
 
 
 @pytest.fixture
