@@ -55,6 +55,7 @@ from bench.common import (
     write_json,
 )
 from bench.common import median as _median
+from p4cache.program import output_paths
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
 
 P4_DIR = Path(__file__).resolve().parent / "p4"
@@ -90,8 +91,7 @@ def build_frames(payload_len: int = 18) -> list[bytes]:
 
 def compile_program(p4: Path, outdir: Path) -> tuple[Path, Path]:
     """``softnic compile`` (p4c-bm2-ss command line) -> (BMv2 JSON, P4Info text)."""
-    out_json = outdir / f"{p4.stem}.json"
-    out_info = outdir / f"{p4.stem}.p4info.txtpb"
+    out_json, out_info = output_paths(outdir, p4.stem)
     res = subprocess.run([sys.executable, "-m", "softnic.cli", "compile", "-o", str(out_json),
                           "--p4runtime-files", str(out_info), str(p4)],
                          capture_output=True, text=True, timeout=120)

@@ -187,7 +187,7 @@ def _show_cmd(argv: list[str]) -> str:
 
 def compile_program(tc: Toolchain, src: Path, build: Path, ui: Ui) -> tuple[Path, Path]:
     build.mkdir(parents=True, exist_ok=True)
-    bmv2_json, p4info = build / f"{src.stem}.json", build / f"{src.stem}.p4info.txtpb"
+    bmv2_json, p4info = build / f"{src.stem}.json", build / f"{src.stem}.p4info.txt"
     argv = tc.compile_argv(src, bmv2_json, p4info)
     ui.detail(_show_cmd(argv))
     res = subprocess.run(argv, capture_output=True, text=True, timeout=300)

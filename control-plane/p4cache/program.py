@@ -20,6 +20,16 @@ MAIN_P4 = P4SRC / "v1model" / "p4cache.p4"
 BUILD = ROOT / "build"
 
 
+# P4Info is written as text under a name ending ``.txt``: p4c-bm2-ss picks the format from the
+# suffix, and 1.2.4 knows only .txt, .json and .bin (it refuses .txtpb; softnic does the same).
+P4INFO_SUFFIX = ".p4info.txt"
+
+
+def output_paths(out: Path, stem: str) -> tuple[Path, Path]:
+    """The BMv2 JSON and P4Info files a compile of ``stem``.p4 writes into ``out``."""
+    return out / f"{stem}.json", out / f"{stem}{P4INFO_SUFFIX}"
+
+
 @dataclass(frozen=True)
 class Program:
     json_path: Path
@@ -50,7 +60,7 @@ def build(defines: dict[str, str | int] | None = None, compiler: str = "softnic"
     defines = dict(defines or {})
     tag = f"{compiler}-{_sources_digest(defines)}"
     out = (out_dir or BUILD) / tag
-    prog = Program(out / "p4cache.json", out / "p4cache.p4info.txtpb", compiler)
+    prog = Program(*output_paths(out, MAIN_P4.stem), compiler)
     if prog.json_path.exists() and prog.p4info_path.exists():
         return prog
     out.mkdir(parents=True, exist_ok=True)

@@ -443,6 +443,7 @@ class PackageDecl(Decl):
 class SelectCase(Node):
     keyset: Expr  # Default(), DontCare(), expr, Binary('&&&'), Binary('..'), ListExpr (tuple)
     state: str
+    state_loc: Loc = field(default=NOLOC, kw_only=True, compare=False, repr=False)
 
 
 @dataclass
@@ -452,6 +453,7 @@ class Transition(Node):
     next_state: str | None = None
     select_exprs: list[Expr] = field(default_factory=list)
     cases: list[SelectCase] = field(default_factory=list)
+    state_loc: Loc = field(default=NOLOC, kw_only=True, compare=False, repr=False)  # next_state's
 
 
 @dataclass

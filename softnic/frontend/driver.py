@@ -15,12 +15,13 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from softnic.frontend.diagnostics import CompileWarning
+from softnic.frontend.diagnostics import CompileWarning, Mark, render_diagnostic, source_fragment
 from softnic.frontend.errors import CompileError
 from softnic.frontend.p4info import (
     FORMATS,
@@ -86,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--p4runtime-files",
         metavar="F1[,F2...]",
-        help="write the P4Info to each file; format by suffix: .txt/.txtpb text, "
+        help="write the P4Info to each file; format by suffix (as p4c-bm2-ss 1.2.4): .txt text, "
         ".json JSON, .bin binary",
     )
     p.add_argument(
@@ -153,20 +154,17 @@ def check_language(args: argparse.Namespace) -> None:
 
 
 def planned_outputs(args: argparse.Namespace) -> list[OutputFile]:
-    """Every file this run will write, with its format, checked before compiling."""
+    """The files named by ``-o`` and ``--p4runtime-file``, with their formats, checked before
+    compiling (``--p4runtime-files`` come after the front end: :func:`p4runtime_outputs`)."""
     outputs: list[OutputFile] = []
     if args.output:
         outputs.append(OutputFile(Path(args.output), "bmv2-json"))
-    if args.p4runtime_files:
-        for name in args.p4runtime_files.split(","):
-            if not name:
-                continue
-            try:
-                outputs.append(OutputFile(Path(name), format_for_path(name)))
-            except P4InfoFormatError as e:
-                raise UsageError(str(e)) from None
     if args.p4runtime_file:
         outputs.append(OutputFile(Path(args.p4runtime_file), args.p4runtime_format))
+    return check_writable(outputs)
+
+
+def check_writable(outputs: list[OutputFile]) -> list[OutputFile]:
     for out in outputs:
         if not out.path.parent.is_dir():
             raise UsageError(f"{out.path}: cannot open file: directory does not exist")
@@ -175,36 +173,50 @@ def planned_outputs(args: argparse.Namespace) -> list[OutputFile]:
     return outputs
 
 
+def p4runtime_outputs(args: argparse.Namespace) -> list[OutputFile]:
+    """The ``--p4runtime-files`` list, each file with the format its suffix names.
+    Raises :class:`P4InfoFormatError` for a name p4c-bm2-ss 1.2.4 cannot place."""
+    if not args.p4runtime_files:  # p4c-bm2-ss writes no P4Info for an empty list
+        return []
+    return check_writable([OutputFile(Path(name), format_for_path(name))
+                           for name in args.p4runtime_files.split(",")])
+
+
 def render_error(err: CompileError | CompileWarning) -> str:
-    """``file:line:col: error: msg`` (or ``warning:``) then, when the file is readable, the
-    line and a caret."""
-    text = str(err)
+    """An error as ``file:line:col: error: msg``, then (when the file is readable) the line
+    and a caret; a warning as p4c prints it (:func:`render_diagnostic`)."""
+    if isinstance(err, CompileWarning):
+        return render_diagnostic(err)
     loc = err.loc
     if loc is None or loc.line <= 0:
-        return text
-    try:
-        lines = Path(loc.file).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return text
-    if loc.line > len(lines):
-        return text
-    source = lines[loc.line - 1].rstrip("\n")
-    out = [text, source]
-    if loc.col >= 1:
-        # Keep tabs so the caret lines up with the source line in a terminal.
-        pad = "".join(ch if ch == "\t" else " " for ch in source[: loc.col - 1])
-        out.append(pad + "^")
-    return "\n".join(out)
+        return str(err)
+    return "\n".join([str(err), *source_fragment(Mark(loc), {})])
 
 
 def compile_program(
-    args: argparse.Namespace, defines: dict[str, str], warnings: list[CompileWarning]
+    args: argparse.Namespace, defines: dict[str, str], warnings: list[CompileWarning],
+    after_front_end: Callable[[], None],
 ) -> tuple[dict, ProgramResources]:
-    """Run the front end; imported lazily so ``--help`` and usage errors stay fast."""
+    """Run the compiler; imported lazily so ``--help`` and usage errors stay fast."""
     from softnic.frontend.compile import compile_file
 
     return compile_file(args.source, include_dirs=tuple(args.include_dirs), defines=defines,
-                        warnings=warnings)
+                        warnings=warnings, after_front_end=after_front_end)
+
+
+class WarningPrinter:
+    """Prints the compile's warnings as they become final, each once: p4c-bm2-ss prints the
+    front end's before it checks the P4Runtime file names, the rest when the compile ends."""
+
+    def __init__(self, stderr: TextIO) -> None:
+        self.stderr = stderr
+        self.warnings: list[CompileWarning] = []
+        self.printed = 0
+
+    def flush(self) -> None:
+        for w in self.warnings[self.printed:]:
+            print(render_error(w), file=self.stderr)
+        self.printed = len(self.warnings)
 
 
 def run(args: argparse.Namespace, stderr: TextIO) -> int:
@@ -215,11 +227,17 @@ def run(args: argparse.Namespace, stderr: TextIO) -> int:
         print(f"{args.source}: error: No such file or directory", file=stderr)
         return 1
     started = time.perf_counter()
-    warnings: list[CompileWarning] = []
-    bmv2_json, resources = compile_program(args, defines, warnings)
-    # Like p4c, warnings go to stderr as soon as the program compiled; they never fail it.
-    for w in warnings:
-        print(render_error(w), file=stderr)
+    printer = WarningPrinter(stderr)
+
+    def front_end_done() -> None:
+        # p4c-bm2-ss: the front end's warnings, then the P4Runtime file names are read (an
+        # unknown suffix ends the compile there, nothing written), then the mid end runs
+        printer.flush()
+        outputs.extend(p4runtime_outputs(args))
+
+    bmv2_json, resources = compile_program(args, defines, printer.warnings, front_end_done)
+    # Like p4c, warnings go to stderr as soon as they are known; they never fail the compile.
+    printer.flush()
     p4info = build_p4info(resources)
     contents: list[tuple[Path, bytes]] = []
     for out in outputs:
@@ -257,6 +275,10 @@ def main(argv: list[str] | None = None, stderr: TextIO | None = None) -> int:
         return 1
     except CompileError as e:
         print(render_error(e), file=err)
+        return 1
+    except P4InfoFormatError as e:
+        # p4c-bm2-ss's own wording and class ([--Werror=unknown]); exit status 1, no output
+        print(f"[--Werror=unknown] error: {e}", file=err)
         return 1
     except OSError as e:
         print(f"{PROG}: error: {e}", file=err)

@@ -78,8 +78,10 @@ class LowerContext:
         self.ids[kind] = n + 1
         return n
 
-    def warn(self, node: ast.Node, msg: str) -> None:
-        w = CompileWarning(node.loc, msg)
+    def warn(self, node: ast.Node, msg: str, kind: str, width: int = 1,
+             loc: ast.Loc | None = None) -> None:
+        """A warning of p4c's class ``kind`` about ``node`` (or the position ``loc`` in it)."""
+        w = CompileWarning(loc or node.loc, msg, kind, width)
         if w not in self.warnings:  # a construct lowered twice still warns once
             self.warnings.append(w)
 

@@ -76,7 +76,10 @@ def lower_state(prog: LowerContext, st: ast.ParserState, env: dict[int, Loc]) ->
 
 def next_state(prog: LowerContext, name: str, node: ast.Node) -> Any:
     if name == "reject":
-        prog.warn(node, "Explicit transition to reject not supported on this target")
+        # p4c's ParserConverter::stateName: the position is the state's name in the transition
+        loc = getattr(node, "state_loc", None)
+        prog.warn(node, "Explicit transition to reject not supported on this target",
+                  "unsupported", len(name), loc if loc is not None and loc.line > 0 else None)
         return None
     return None if name == "accept" else name
 

@@ -22,7 +22,7 @@ import os
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import TypeVar
 
 from google.protobuf import json_format, text_format
@@ -248,11 +248,9 @@ class _Builder:
     # ------------------------------------------------------------------ build
     def build(self) -> p4info_pb2.P4Info:
         res = self.res
+        # p4c-bm2-ss 1.2.4.1 writes ``pkg_info { arch: "v1model" }`` and nothing else for a
+        # program without @pkginfo (it never names the package after the file).
         self.p4info.pkg_info.arch = res.arch
-        if res.program_name:
-            # The program's stem, not its path: the P4Info must not change with the directory
-            # the compiler ran in (p4c itself only fills the name from @pkginfo).
-            self.p4info.pkg_info.name = PurePath(res.program_name).stem
         for t in _dedupe(res.tables):
             self._table(t)
         for a in _dedupe(res.actions):
@@ -330,8 +328,9 @@ class _Builder:
         if t.support_timeout:
             # p4c (v1model's addTableProperties): support_timeout = true -> NOTIFY_CONTROL
             msg.idle_timeout_behavior = p4info_pb2.Table.NOTIFY_CONTROL
+        # p4c-bm2-ss 1.2.4.1 sets is_const_table for 'const entries' and never writes
+        # has_initial_entries (a later P4Info field it does not fill).
         msg.is_const_table = t.is_const_table
-        msg.has_initial_entries = t.has_initial_entries
 
     def _initial_default_action(self, msg: p4info_pb2.Table, t: TableInfo) -> None:
         """p4c writes the table's initial (non-const) default action with its arguments, so a
@@ -461,7 +460,9 @@ def build_p4info(res: ProgramResources) -> p4info_pb2.P4Info:
 FORMATS = ("text", "json", "binary")
 # Current p4c starts text P4Info files with these comment lines (read by editors and tools).
 TEXT_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"
-_SUFFIX_FORMATS = {".txt": "text", ".txtpb": "text", ".json": "json", ".bin": "binary"}
+# The suffixes p4c-bm2-ss 1.2.4 knows for --p4runtime-files (control-plane/p4RuntimeSerializer.cpp,
+# parseFileNames). It refuses every other one, ``.txtpb`` included (later p4c releases added it).
+SUFFIX_FORMATS = {".txt": "text", ".json": "json", ".bin": "binary"}
 
 
 class P4InfoFormatError(ValueError):
@@ -469,15 +470,18 @@ class P4InfoFormatError(ValueError):
 
 
 def format_for_path(path: str | os.PathLike[str]) -> str:
-    """The P4Info format p4c-bm2-ss picks for ``path`` from its suffix."""
-    suffix = Path(path).suffix.lower()
-    try:
-        return _SUFFIX_FORMATS[suffix]
-    except KeyError:
+    """The P4Info format p4c-bm2-ss 1.2.4 picks for ``path``: from the text after its last
+    ``.`` (anywhere in the name, compared as written), with p4c's messages for the rest."""
+    name = os.fspath(path)
+    dot = name.rfind(".")
+    if dot < 0:
+        raise P4InfoFormatError(f"{name}: unknown file kind; known suffixes are .bin, .txt, .json")
+    suffix = name[dot:]
+    fmt = SUFFIX_FORMATS.get(suffix)
+    if fmt is None:
         raise P4InfoFormatError(
-            f"{path}: cannot tell the P4Runtime file format from the suffix '{suffix}'; "
-            "use .txt or .txtpb (text), .json (JSON) or .bin (binary)"
-        ) from None
+            f"{name}: Could not detect p4runtime info file format from file suffix {suffix}")
+    return fmt
 
 
 def serialize_p4info(p4info: p4info_pb2.P4Info, fmt: str) -> bytes:

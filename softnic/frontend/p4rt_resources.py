@@ -413,7 +413,6 @@ class ResourceCollector:
             for ent in ep.entries:
                 self.action(self.chk.calls[id(ent.action)].sym)
             info.is_const_table = ep.is_const
-            info.has_initial_entries = True
         return info
 
     def direct(self, kind: str, e: ast.Expr | None, table: str) -> str:

@@ -764,11 +764,12 @@ class Parser:
                 self.expect_op(":")
                 state = self.expect_name()
                 self.expect_op(";")
-                cases.append(ast.SelectCase(keyset=keyset, state=state.text, loc=start.loc))
+                cases.append(ast.SelectCase(keyset=keyset, state=state.text, loc=start.loc,
+                                            state_loc=state.loc))
             return ast.Transition(select_exprs=exprs, cases=cases, loc=kw.loc)
         state = self.expect_name()
         self.expect_op(";")
-        return ast.Transition(next_state=state.text, loc=kw.loc)
+        return ast.Transition(next_state=state.text, loc=kw.loc, state_loc=state.loc)
 
     def parse_keyset(self) -> ast.Expr:
         """A select-case or table-entry key: simple keyset or a parenthesised tuple of them."""

@@ -63,7 +63,6 @@ class TableInfo:
     initial_default_action: str | None = None
     initial_default_args: list[int] = field(default_factory=list)
     is_const_table: bool = False  # 'const entries'
-    has_initial_entries: bool = False  # any 'entries' property, const or not (as p4c)
     direct_counters: list[str] = field(default_factory=list)  # names of direct_counter objects
     direct_meters: list[str] = field(default_factory=list)
     annotations: list[str] = field(default_factory=list)

@@ -68,7 +68,7 @@ def test_demo_all_pairs_reachable(tmp_path: Path) -> None:
     # the counters were read over P4Runtime and saw the traffic
     assert re.search(r"Counter MyIngress\.rx_port, read back over P4Runtime, counted [1-9]", out)
     assert "memcached cache itself" in out and "not built yet" in out.lower()
-    assert (tmp_path / "basic.json").is_file() and (tmp_path / "basic.p4info.txtpb").is_file()
+    assert (tmp_path / "basic.json").is_file() and (tmp_path / "basic.p4info.txt").is_file()
     assert "Traceback" not in err
     assert leftovers(proc.pid) == []
 

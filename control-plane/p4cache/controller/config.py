@@ -4,7 +4,7 @@
       "switch": {"grpc": "127.0.0.1:9559", "device_id": 0, "election_id": [0, 1],
                  "cpu_port": 255, "ctrl_ip": "10.0.0.254", "ctrl_mac": "02:00:00:00:00:fe"},
       "program": {"p4": "p4src/v1model/p4cache.p4", "defines": {}}
-                 or {"bmv2_json": "F.json", "p4info": "F.p4info.txtpb"},
+                 or {"bmv2_json": "F.json", "p4info": "F.p4info.txt"},
       "servers": [{"name": "m1", "ip": "10.0.0.1", "mac": "02:00:00:00:00:01",
                    "switch_port": 1, "agent": "127.0.0.1:11213"}],
       "clients": ["10.0.0.0/24"],                    -> client_allowlist

@@ -24,7 +24,7 @@ def resolve(pc: ProgramConfig) -> PipelineFiles:
     h = hashlib.sha256(str(pc.p4.resolve()).encode() + pc.p4.read_bytes())
     h.update(repr(sorted(pc.defines.items())).encode())
     out = p4program.BUILD / f"controller-{h.hexdigest()[:12]}"
-    files = PipelineFiles(out / f"{pc.p4.stem}.json", out / f"{pc.p4.stem}.p4info.txtpb")
+    files = PipelineFiles(*p4program.output_paths(out, pc.p4.stem))
     if files.bmv2_json.exists() and files.p4info.exists():
         return files
     out.mkdir(parents=True, exist_ok=True)

@@ -146,6 +146,6 @@ def test_cookie_is_a_fingerprint_of_both_files(tmp_path) -> None:
     prog = program.build()
     a = PipelineFiles(prog.json_path, prog.p4info_path)
     assert a.cookie == PipelineFiles(prog.json_path, prog.p4info_path).cookie
-    p4info = tmp_path / "p.txtpb"
+    p4info = tmp_path / "p.txt"
     p4info.write_text(prog.p4info_path.read_text() + "\n# changed\n")
     assert PipelineFiles(prog.json_path, p4info).cookie != a.cookie

@@ -53,12 +53,12 @@ class AssignMixin(CheckerState):
         overflow handling): the value is still used, truncated to the type."""
         text = e.text or str(e.value) if isinstance(e, ast.IntLiteral) else show_expr(e)
         if v < 0 and not t.signed:
-            msg = f"{text}: negative value with unsigned type"
+            msg, kind = f"{text}: negative value with unsigned type", "mismatch"
         elif fit(v, t) != v:
-            msg = f"{text}: value does not fit in {t.width} bits"
+            msg, kind = f"{text}: value does not fit in {t.width} bits", "overflow"
         else:
             return
-        w = CompileWarning(e.loc, msg)
+        w = CompileWarning(e.loc, msg, kind, len(text))
         if w not in self.warnings:
             self.warnings.append(w)
 

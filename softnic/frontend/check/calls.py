@@ -103,7 +103,8 @@ class CallsMixin(CheckerState):
         if not annos:
             return
         msg = "".join(x.value for x in annos[0].exprs if isinstance(x, ast.StringLiteral))
-        w = CompileWarning(use.loc, f"{use.name}: Using deprecated feature {decl.name}. {msg}")
+        w = CompileWarning(use.loc, f"{use.name}: Using deprecated feature {decl.name}. {msg}",
+                           "deprecated", len(use.name))
         if w not in self.warnings:
             self.warnings.append(w)
 

@@ -315,7 +315,7 @@ class ExpressionsMixin(CheckerState):
             if isinstance(n, int) and not isinstance(n, bool) and n >= a.width:
                 # p4c's TypeInference::shift warns (and accepts: the result is 0, or the sign)
                 w = CompileWarning(e.loc, f"{show_expr(e)}: shifting value with {a.width} "
-                                   f"bits by {n}")
+                                   f"bits by {n}", "overflow")
                 if w not in self.warnings:
                     self.warnings.append(w)
             return a

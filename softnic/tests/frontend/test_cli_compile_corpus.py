@@ -64,7 +64,7 @@ def test_basic_program_ids_equal_p4c(tmp_path: Path) -> None:
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.stem)
 def test_corpus_program_compiles_and_p4info_loads(program: Path, tmp_path: Path) -> None:
     out = tmp_path / f"{program.stem}.json"
-    p4info_path = tmp_path / f"{program.stem}.p4info.txtpb"
+    p4info_path = tmp_path / f"{program.stem}.p4info.txt"
     res = softnic_compile(program, "-o", out, "--p4runtime-files", p4info_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout == ""
@@ -113,14 +113,13 @@ def test_recompile_gives_identical_p4info(tmp_path: Path) -> None:
 
 def test_all_p4info_formats_in_one_run(tmp_path: Path) -> None:
     program = BASIC
-    names = ["p.txt", "p.txtpb", "p.json", "p.bin"]
+    names = ["p.txt", "p.json", "p.bin"]
     files = ",".join(str(tmp_path / n) for n in names)
     res = softnic_compile(program, "--p4runtime-files", files)
     assert res.returncode == 0, res.stderr
     # Without -o p4c-bm2-ss writes no BMv2 JSON; only the P4Info files appear.
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
     from_text = text_format.Parse((tmp_path / "p.txt").read_text(), p4info_pb2.P4Info())
-    assert text_format.Parse((tmp_path / "p.txtpb").read_text(), p4info_pb2.P4Info()) == from_text
     assert json_format.Parse((tmp_path / "p.json").read_text(), p4info_pb2.P4Info()) == from_text
     from_bin = p4info_pb2.P4Info()
     from_bin.ParseFromString((tmp_path / "p.bin").read_bytes())

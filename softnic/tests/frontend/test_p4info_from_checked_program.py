@@ -230,7 +230,7 @@ def checked(path: Path, case: Case) -> Checker:
 
 
 def golden(case: Case, text: bytes) -> bytes:
-    gpath = GOLDEN / f"{case.name}.txtpb"
+    gpath = GOLDEN / f"{case.name}.txt"
     if UPDATE:
         gpath.write_bytes(text)
     return gpath.read_bytes()
@@ -249,12 +249,12 @@ def test_compile_returns_the_same_p4info(case: Case, tmp_path: Path) -> None:
     path = program_path(case, tmp_path)
     _, res = compile_file(path, include_dirs=case.include_dirs, defines=case.defines)
     text = serialize_p4info(build_p4info(res), "text")
-    assert text == (GOLDEN / f"{case.name}.txtpb").read_bytes()
+    assert text == (GOLDEN / f"{case.name}.txt").read_bytes()
 
 
 def test_the_cases_reach_every_kind_of_object() -> None:
     """The golden files cover every P4Info section and the ordering rules named above."""
-    texts = {p.stem: p.read_text() for p in GOLDEN.glob("*.txtpb")}
+    texts = {p.stem: p.read_text() for p in GOLDEN.glob("*.txt")}
     assert {c.name for c in CASES} <= set(texts)
     everything = "".join(texts.values())
     for section in ("tables {", "actions {", "counters {", "direct_counters {", "meters {",

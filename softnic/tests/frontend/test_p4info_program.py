@@ -96,9 +96,11 @@ def test_const_default_has_no_initial_default(tmp_path: Path) -> None:
     assert t.const_default_action_id == by_name(info.actions, "I.drop").preamble.id
 
 
-def test_has_initial_entries_for_const_and_non_const_entries(tmp_path: Path) -> None:
+def test_const_table_flags_as_p4c_1_2_4_1_writes_them(tmp_path: Path) -> None:
+    # is_const_table for 'const entries'; has_initial_entries is never written (p4c 1.2.4.1's
+    # P4Info of p4cache.p4 has none on its const tables)
     info = p4info_of(tmp_path, TABLES)
     flags = {t.preamble.name: (t.is_const_table, t.has_initial_entries) for t in info.tables}
-    assert flags["I.const_entries"] == (True, True)
-    assert flags["I.initial_entries"] == (False, True)
+    assert flags["I.const_entries"] == (True, False)
+    assert flags["I.initial_entries"] == (False, False)
     assert flags["I.with_args"] == (False, False)

@@ -35,7 +35,7 @@ STATIC_P4 = L3_P4.read_text().replace(
 
 
 def compile_p4(src: Path, out: Path) -> tuple[Path, Path]:
-    bmv2_json, p4info = out / f"{src.stem}.json", out / f"{src.stem}.p4info.txtpb"
+    bmv2_json, p4info = out / f"{src.stem}.json", out / f"{src.stem}.p4info.txt"
     res = subprocess.run([sys.executable, "-m", "softnic.cli", "compile", "-o", str(bmv2_json),
                           "--p4runtime-files", str(p4info), str(src)],
                          capture_output=True, text=True, timeout=120)

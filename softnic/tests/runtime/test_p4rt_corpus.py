@@ -27,7 +27,7 @@ MT = p4info_pb2.MatchField
 
 
 def compile_program(name: str, out: Path) -> tuple[bytes, p4info_pb2.P4Info]:
-    json_path, info_path = out / f"{name}.json", out / f"{name}.p4info.txtpb"
+    json_path, info_path = out / f"{name}.json", out / f"{name}.p4info.txt"
     res = subprocess.run([sys.executable, "-m", "softnic.cli", "compile", str(CORPUS / name),
                           "-o", str(json_path), "--p4runtime-files", str(info_path)],
                          capture_output=True, text=True, timeout=120)

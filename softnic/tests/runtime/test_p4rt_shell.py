@@ -24,7 +24,7 @@ def shell(tmp_path: Path):
     sw = fx.make_switch()
     srv = P4RuntimeServer(sw, device_id=0, cpu_port=fx.CPU_PORT)
     port = srv.start("127.0.0.1:0")
-    p4info = tmp_path / "p4rt_test.p4info.txtpb"
+    p4info = tmp_path / "p4rt_test.p4info.txt"
     p4info.write_text(fx.P4INFO_TXT)
     prog = tmp_path / "p4rt_test.json"
     prog.write_bytes(fx.bmv2_json_bytes())

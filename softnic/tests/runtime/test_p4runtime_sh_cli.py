@@ -45,7 +45,7 @@ def _wait_listening(port: int, proc: subprocess.Popen, timeout: float = 15.0) ->
 
 def test_p4runtime_shell_inserts_and_reads_entry(tmp_path: Path) -> None:
     json_path = tmp_path / "basic_l3.json"
-    p4info_path = tmp_path / "basic_l3.p4info.txtpb"
+    p4info_path = tmp_path / "basic_l3.p4info.txt"
     subprocess.run(
         [str(SOFTNIC), "compile", str(CORPUS / "basic_l3.p4"), "-o", str(json_path),
          "--p4runtime-files", str(p4info_path)],

@@ -17,7 +17,9 @@ control KeyParse(inout headers_t hdr,
         meta.kind = kind;
     }
 
-    /* The command word, right-aligned in meta.cmd: "get" is 0x676574. */
+    /* The command word, right-aligned in meta.cmd: "get" is 0x676574. The entries are
+     * const, so they are the whole table: no `size` (a target sizes a const table from its
+     * entries; p4c-bm2-ss warns about a size given here and ignores it). */
     table classify_command {
         key = {
             meta.cmd_len: exact @name("cmd_len");
@@ -53,7 +55,6 @@ control KeyParse(inout headers_t hdr,
             (4, 0x67617473): set_kind(KIND_UNSAFE);         // gats
             (8, 0x666c7573685f616c): set_kind(KIND_UNSAFE); // flush_al(l)
         }
-        size = 24;
     }
 
     apply {
