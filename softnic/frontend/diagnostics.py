@@ -27,7 +27,6 @@ from pathlib import Path
 
 from softnic.frontend.ast import Loc
 
-
 # A width that means "the token that starts there": a name, a number (``32w0x18``) or a string,
 # which is what p4c underlines for a declaration's name, a literal or a path.
 TOKEN = 0

@@ -478,7 +478,9 @@ def test_aliases_in_p4info() -> None:
 
 
 # ------------------------------------------------------------------------------ writing
-@pytest.mark.parametrize(("suffix", "fmt"), [(".txt", "text"), (".json", "json"), (".bin", "binary")])
+@pytest.mark.parametrize(
+    ("suffix", "fmt"), [(".txt", "text"), (".json", "json"), (".bin", "binary")]
+)
 def test_format_from_suffix(suffix: str, fmt: str) -> None:
     assert format_for_path(f"out/prog.p4info{suffix}") == fmt
 
