@@ -239,8 +239,8 @@ class ControlLowerer:
         tsym = self.chk.calls[id(call)].sym
         assert tsym is not None
         tdecl: ast.TableDecl = tsym.decl
-        action_names = [r.name for r in self.chk.table_action_refs(tdecl)]
-        by_action: dict[str, str | None] = {}
+        scope = self.chk.scopes[id(tdecl)]
+        by_action: dict[str, str | None] = {}  # qualified action name -> its case's target
         default_target: str | None = nxt
         pending: list[str] = []
         for c in s.cases:
@@ -253,14 +253,12 @@ class ControlLowerer:
                 if lab == "default":
                     default_target = target
                 else:
-                    by_action[lab] = target
+                    sym = scope.lookup(lab)
+                    assert sym is not None
+                    by_action[sym.qualified] = target
             pending = []
-        nt: dict[str, str | None] = {}
-        for a in action_names:
-            sym = self.chk.scopes[id(tdecl)].lookup(a)
-            assert sym is not None
-            nt[sym.qualified] = by_action.get(a, default_target)
-        return self.apply_table(call, nt, None, nxt, per_action=True)
+        # the actions without a case go where ``default:`` goes (after the switch without one)
+        return self.apply_table(call, by_action, default_target, nxt, per_action=True)
 
     def value_switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
         """``switch`` on a value, as p4c's EliminateSwitch does it: the value goes into
@@ -347,11 +345,15 @@ class ControlLowerer:
         self.applied.add(sym.qualified)
         tj, pre = self.table_json(sym, call)
         if per_action:
-            tj["next_tables"] = next_map
+            # p4c's ControlConverter::convertTable: the cases' actions in case order, then every
+            # other action of the table (an implicit NoAction too) to the ``default:`` target.
+            # BMv2 ends the control after an action missing here, so none may be left out.
+            tj["next_tables"] = {**next_map, **{a: base_next for a in tj["actions"]
+                                                if a not in next_map}}
             tj["base_default_next"] = nxt
         elif next_map:
-            tj["next_tables"] = next_map
-            tj["base_default_next"] = nxt
+            tj["next_tables"] = next_map  # __HIT__ and __MISS__
+            tj["base_default_next"] = None  # as p4c writes it for a hit/miss table
         else:
             tj["next_tables"] = {a: base_next for a in tj["actions"]}
             tj["base_default_next"] = base_next

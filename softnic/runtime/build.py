@@ -186,15 +186,15 @@ def _link_table(prog: Program, comp: Compiled, n: TableNode, tj: dict,
                 node: Callable[[Any, str], Any]) -> None:
     where = f"table '{n.name}'"
     nt = tj.get("next_tables") or {}
-    n.base_next = node(tj.get("base_default_next"), where)
-    n.hit_miss = None
-    n.next_by_action = {}
-    if "__HIT__" in nt or "__MISS__" in nt:
-        n.hit_miss = (node(nt.get("__HIT__"), where) if "__HIT__" in nt else n.base_next,
-                      node(nt.get("__MISS__"), where) if "__MISS__" in nt else n.base_next)
-    else:
-        for an, nx in nt.items():
-            n.next_by_action[an] = node(nx, where)
+    # As BMv2's P4Objects::init_pipelines reads them: each action of the table goes on to the
+    # node next_tables names for it, and to none (the control ends) when it is not named;
+    # __HIT__/__MISS__, when present, override that for hits/misses; a miss with no default
+    # action goes to __MISS__, else base_default_next. Other keys are never read.
+    n.has_hit, n.has_miss = "__HIT__" in nt, "__MISS__" in nt
+    n.hit_next = node(nt.get("__HIT__"), where)
+    n.miss_next = node(nt.get("__MISS__"), where)
+    n.next_by_action = {an: node(nt.get(an), where) for an in n.table.actions}
+    n.base_next = n.miss_next if n.has_miss else node(tj.get("base_default_next"), where)
     t = n.table
     de = tj.get("default_entry")
     if isinstance(de, dict):
@@ -241,7 +241,10 @@ def _link_table(prog: Program, comp: Compiled, n: TableNode, tj: dict,
         n.__class__ = FixedActionNode
 
 def next_for(n: TableNode, action: str, hit: bool) -> Any:
-    """The node after table ``n`` when it ran ``action`` (hit or miss)."""
-    if n.hit_miss is not None:
-        return n.hit_miss[0 if hit else 1]
-    return n.next_by_action.get(action, n.base_next)
+    """The node after table ``n`` when it ran ``action`` (on a hit, or as its default action
+    on a miss), as BMv2's MatchTableAbstract::get_next_node(_default) choose it."""
+    if hit and n.has_hit:
+        return n.hit_next
+    if not hit and n.has_miss:
+        return n.miss_next
+    return n.next_by_action.get(action)

@@ -17,6 +17,7 @@ from typing import Any
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.loader import MAX_BITWIDTH, HeaderInfo, Layout
 from softnic.runtime.packet import StackIndexOutOfRange
+from softnic.runtime.schema import field_signed
 
 BINARY = {
     "+": "+", "-": "-", "*": "*", ">>": ">>", "&": "&", "|": "|", "^": "^",
@@ -172,7 +173,7 @@ class ExprGen:
 
     def field_width(self, htype: str, offset: int) -> tuple[int, bool]:
         f = self.htypes[htype]["fields"][offset]
-        return f[1], bool(f[2]) if len(f) == 3 else False
+        return f[1], field_signed(f)
 
     # -- lvalues -----------------------------------------------------------------------------
     def lvalue(self, node: Any, ctx: str) -> tuple[str, int, bool]:

@@ -38,10 +38,12 @@ def successors(n: Any) -> list[Any]:
         out = [n.default.next]
     elif isinstance(n, ActionCallNode):
         out = [n.next]
-    elif n.hit_miss is not None:
-        out = list(n.hit_miss)
-    else:
-        out = [n.base_next, *n.next_by_action.values()]
+    else:  # a table: see build._link_table
+        out = [n.base_next]
+        out += [n.hit_next] if n.has_hit else []
+        out += [n.miss_next] if n.has_miss else []
+        if not (n.has_hit and n.has_miss):  # some outcome goes where its action says
+            out += n.next_by_action.values()
     seen: list[Any] = []
     for x in out:
         if not any(x is y for y in seen):

@@ -16,7 +16,7 @@ from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
-from softnic.runtime.schema import check_document
+from softnic.runtime.schema import check_document, field_signed
 from softnic.runtime.value_sets import ParseVSet, load_parse_vsets
 
 # The core errors BMv2 knows; p4c assigns these values in this order when the program uses them.
@@ -243,7 +243,7 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
         fields = _need(ht, "fields", list, f"header type '{name}'")
         nvl = 0
         for f in fields:
-            if not (isinstance(f, list) and len(f) in (2, 3) and isinstance(f[0], str)):
+            if not (isinstance(f, list) and 2 <= len(f) <= 4 and isinstance(f[0], str)):
                 raise PipelineLoadError(f"header type '{name}': malformed field {f!r}")
             if f[1] == "*":
                 nvl += 1
@@ -263,8 +263,7 @@ def _build_layout(j: dict) -> tuple[Layout, dict[str, dict]]:
             raise PipelineLoadError(f"duplicate header instance '{name}'")
         meta = bool(h.get("metadata", False))
         ht = htypes[tname]
-        fields = [(f[0], 0 if f[1] == "*" else f[1], bool(f[2]) if len(f) == 3 else False)
-                  for f in ht["fields"]]
+        fields = [(f[0], 0 if f[1] == "*" else f[1], field_signed(f)) for f in ht["fields"]]
         vl = next((i for i, f in enumerate(ht["fields"]) if f[1] == "*"), None)
         base = len(lay.widths)
         static = sum(w for _, w, _ in fields)

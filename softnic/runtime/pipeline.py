@@ -18,7 +18,7 @@ from softnic.runtime.tables import Entry, Table
 
 class TableNode:
     __slots__ = ("table", "default", "json_default", "default_const", "next_by_action",
-                 "hit_miss", "base_next", "plen_slot", "name")
+                 "has_hit", "has_miss", "hit_next", "miss_next", "base_next", "plen_slot", "name")
 
     def __init__(self, table: Table, plen_slot: int) -> None:
         self.table = table
@@ -33,8 +33,8 @@ class TableNode:
         e = t.lookup(f)
         if e is None:
             e = self.default
-            if e is None:
-                return self.base_next if not self.hit_miss else self.hit_miss[1]
+            if e is None:  # a miss with no default action: __MISS__, else base_default_next
+                return self.base_next
             e.fn(f, e.data, s)
             return None if s.exited else e.next
         if t.with_counters:

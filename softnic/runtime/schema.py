@@ -64,9 +64,20 @@ def _one_of(*values: str) -> Check:
     return check
 
 
-def _header_field(v: Any) -> bool:  # [name, width | "*", signed?]
-    return (isinstance(v, list) and len(v) in (2, 3) and _str(v[0])
-            and (_int(v[1]) or v[1] == "*") and (len(v) == 2 or _bool(v[2])))
+def _flag(v: Any) -> bool:
+    """A flag as BMv2 reads it with jsoncpp's asBool: true/false or an integer (p4c writes a
+    bool field of a header type as ``["is_bool", 1, 0]``)."""
+    return isinstance(v, (bool, int))
+
+
+def _header_field(v: Any) -> bool:  # [name, width | "*", signed?, saturating?]
+    return (isinstance(v, list) and 2 <= len(v) <= 4 and _str(v[0])
+            and (_int(v[1]) or v[1] == "*") and all(_flag(x) for x in v[2:]))
+
+
+def field_signed(f: list[Any]) -> bool:
+    """Whether a checked header-type field ``[name, width, signed?, ...]`` is signed."""
+    return len(f) > 2 and bool(f[2])
 
 
 def _next_tables(v: Any) -> bool:
@@ -179,6 +190,9 @@ def check_document(j: Any) -> None:
         for f in ht["fields"]:
             if not _header_field(f):
                 raise PipelineLoadError(f"header type {ht['name']!r}: malformed field {f!r:.80}")
+            if len(f) > 3 and f[3]:
+                raise PipelineLoadError(f"header type {ht['name']!r}: field {f[0]!r:.40} is "
+                                        "saturating, which softnic does not support")
     for key in ("errors", "field_aliases", "extern_instances"):
         if j.get(key) is not None and not isinstance(j[key], list):
             raise PipelineLoadError(f"top-level {key!r} must be a JSON array")
