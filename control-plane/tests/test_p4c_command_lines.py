@@ -1,0 +1,77 @@
+"""Every way the project runs ``p4c-bm2-ss`` gets through its command-line checks.
+
+Real p4c-bm2-ss 1.2.4 cannot be installed here. On a machine that has it, every BMv2 path of
+the project (``make ptf TARGET=bmv2``, ``p4cache up --target bmv2``, ``make run TARGET=bmv2``,
+``p4cache-bench pps``, ``softnic-demo --target bmv2``) once stopped at the compile: the P4Info
+was named ``*.txtpb``, a suffix 1.2.4 refuses. ``softnic compile`` now refuses what
+p4c-bm2-ss 1.2.4 refuses on its command line (``.txtpb`` included, with p4c's message), so a
+``p4c-bm2-ss`` on PATH that runs ``softnic compile`` checks those command lines. Everything
+the project builds with p4c-bm2-ss goes through ``p4cache.program.build`` (PTF's run.sh, the
+bring-up, bench pps) or softnic-demo's BMv2 toolchain; both are run here with the stand-in.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf import text_format
+from p4.config.v1 import p4info_pb2
+
+from p4cache import program
+
+SOFTNIC = Path(sys.executable).parent / "softnic"
+
+
+@pytest.fixture
+def p4c_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``p4c-bm2-ss`` that is ``softnic compile`` (strict about its command line as 1.2.4 is)
+    and logs its arguments; first on PATH."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "p4c-args.log"
+    tool = bindir / "p4c-bm2-ss"
+    tool.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{log}"\nexec "{SOFTNIC}" compile "$@"\n')
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    # only looked up (the demo picks the BMv2 toolchain when both tools are on PATH), never run
+    switch = bindir / "simple_switch_grpc"
+    switch.write_text("#!/bin/sh\necho 'not run in this test' >&2\nexit 1\n")
+    switch.chmod(switch.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def test_the_stand_in_refuses_what_p4c_1_2_4_refuses(p4c_on_path: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    out = tmp_path / "x.p4info.txtpb"
+    res = subprocess.run(["p4c-bm2-ss", "--p4runtime-files", str(out), str(program.MAIN_P4)],
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert res.returncode == 1
+    assert res.stderr == (f"[--Werror=unknown] error: {out}: Could not detect p4runtime info "
+                          "file format from file suffix .txtpb\n")
+    assert not out.exists()
+
+
+def test_program_build_with_p4c_bm2_ss(p4c_on_path: Path, tmp_path: Path) -> None:
+    prog = program.build(compiler="p4c-bm2-ss", out_dir=tmp_path / "build")
+    assert prog.p4info_path.name == "p4cache.p4info.txt"
+    info = text_format.Parse(prog.p4info_path.read_text(), p4info_pb2.P4Info())
+    assert info.pkg_info.arch == "v1model" and info.tables
+    assert prog.json_path.is_file()
+    args = p4c_on_path.read_text().splitlines()
+    assert args[args.index("--p4runtime-files") + 1] == str(prog.p4info_path)
+
+
+def test_softnic_demo_bmv2_toolchain_compiles(p4c_on_path: Path, tmp_path: Path) -> None:
+    from softnic import demo
+
+    src = program.ROOT / "topo" / "l3-demo" / "basic.p4"
+    tc = demo.bmv2_toolchain()
+    assert tc is not None and tc.name == "bmv2"
+    bmv2_json, p4info = demo.compile_program(tc, src, tmp_path / "l3", demo.Ui(verbose=False))
+    assert bmv2_json.is_file() and p4info.is_file()
+    assert p4info.suffix == ".txt"
