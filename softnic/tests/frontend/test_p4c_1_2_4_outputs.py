@@ -19,18 +19,8 @@ import pytest
 
 from softnic.frontend import driver
 from softnic.frontend.diagnostics import CompileWarning
-from softnic.tests.frontend.p4progs import TAIL, compile_text
+from softnic.tests.frontend.p4progs import HEAD, TAIL, compile_text
 
-HEAD = """#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<8> b; }
-struct hs_t { h_t h; }
-struct m_t { bit<8> x; }
-parser P(packet_in pkt, out hs_t hdr, inout m_t meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
-}
-control VC(inout hs_t hdr, inout m_t meta) { apply { } }
-"""
 # Line numbers below count from 1 in HEAD + INGRESS.
 INGRESS = """control Classify(inout hs_t hdr) {
     action set_b(bit<8> v) { hdr.h.b = v; }
