@@ -7,13 +7,16 @@ was named ``*.txtpb``, a suffix 1.2.4 refuses. ``softnic compile`` now refuses w
 p4c-bm2-ss 1.2.4 refuses on its command line (``.txtpb`` included, with p4c's message), so a
 ``p4c-bm2-ss`` on PATH that runs ``softnic compile`` checks those command lines. Everything
 the project builds with p4c-bm2-ss goes through ``p4cache.program.build`` (PTF's run.sh, the
-bring-up, bench pps) or softnic-demo's BMv2 toolchain; both are run here with the stand-in.
+bring-up, bench pps) or softnic-demo's BMv2 toolchain; both are run here with the stand-in, and
+``make ptf TARGET=bmv2``'s script runs two PTF tests with ``softnic run`` standing in for
+``simple_switch_grpc`` (its command line, as run.sh writes it for BMv2).
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,24 +32,23 @@ SOFTNIC = Path(sys.executable).parent / "softnic"
 @pytest.fixture
 def p4c_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A ``p4c-bm2-ss`` that is ``softnic compile`` (strict about its command line as 1.2.4 is)
-    and logs its arguments; first on PATH."""
+    and logs its arguments, first on PATH; returns the log."""
     bindir = tmp_path / "bin"
     bindir.mkdir()
     log = tmp_path / "p4c-args.log"
     tool = bindir / "p4c-bm2-ss"
     tool.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{log}"\nexec "{SOFTNIC}" compile "$@"\n')
     tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    # only looked up (the demo picks the BMv2 toolchain when both tools are on PATH), never run
+    # and a simple_switch_grpc that is ``softnic run`` (it takes simple_switch_grpc's command
+    # line, the options after ``--`` included)
     switch = bindir / "simple_switch_grpc"
-    switch.write_text("#!/bin/sh\necho 'not run in this test' >&2\nexit 1\n")
+    switch.write_text(f'#!/bin/sh\nexec "{SOFTNIC}" run "$@"\n')
     switch.chmod(switch.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     return log
 
 
 def test_the_stand_in_refuses_what_p4c_1_2_4_refuses(p4c_on_path: Path, tmp_path: Path) -> None:
-    import subprocess
-
     out = tmp_path / "x.p4info.txtpb"
     res = subprocess.run(["p4c-bm2-ss", "--p4runtime-files", str(out), str(program.MAIN_P4)],
                          capture_output=True, text=True, check=False, timeout=300)
@@ -75,3 +77,21 @@ def test_softnic_demo_bmv2_toolchain_compiles(p4c_on_path: Path, tmp_path: Path)
     bmv2_json, p4info = demo.compile_program(tc, src, tmp_path / "l3", demo.Ui(verbose=False))
     assert bmv2_json.is_file() and p4info.is_file()
     assert p4info.suffix == ".txt"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="PTF's veth pairs need root")
+def test_make_ptf_target_bmv2_path(p4c_on_path: Path, tmp_path: Path) -> None:
+    res = subprocess.run(
+        ["bash", str(program.ROOT / "ptf-tests" / "run.sh"), "bmv2", "hits.KeyLengths",
+         "forwarding"],
+        capture_output=True, text=True, check=False, timeout=600,
+        # a build directory of its own: the stand-in's output must never sit in build/ where a
+        # later run with the real p4c-bm2-ss would take it for its own
+        env={**os.environ, "PY": sys.executable, "PTF_LOG_DIR": str(tmp_path / "ptf"),
+             "P4CACHE_BUILD_DIR": str(tmp_path / "build")})
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "ptf: bmv2 on ports" in out and "SKIPPED" not in out
+    assert "p4c-bm2-ss-" in out and "OK" in out
+    args = p4c_on_path.read_text().splitlines()
+    assert args[args.index("--p4runtime-files") + 1].endswith("/p4cache.p4info.txt")
