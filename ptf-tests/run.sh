@@ -13,7 +13,7 @@
 #
 # Environment: PY (Python of the venv, default .venv/bin/python), P4CACHE_JSON and
 # P4CACHE_P4INFO (test a prebuilt program instead of building p4src), P4CACHE_BUILD_DIR (where
-# to build it; default build/), PTF_LOG_DIR (default
+# p4cache.program builds it; default build/), PTF_LOG_DIR (default
 # build/ptf), KEEP_LOGS=1 (print the switch log even when the tests pass), PTF_TEST_DIR (run the
 # tests of another directory with the same set-up; default ptf-tests/tests).
 set -u
@@ -85,10 +85,8 @@ if [ -n "${P4CACHE_JSON:-}" ] || [ -n "${P4CACHE_P4INFO:-}" ]; then
     die "set both P4CACHE_JSON and P4CACHE_P4INFO to existing files"
   JSON=$P4CACHE_JSON; P4INFO=$P4CACHE_P4INFO
 else
-  out=$(P4CACHE_BUILD_DIR="${P4CACHE_BUILD_DIR:-}" "$PY" -c "import os, pathlib
-from p4cache import program
-out = os.environ['P4CACHE_BUILD_DIR']
-p = program.build(compiler='$COMPILER', out_dir=pathlib.Path(out) if out else None)
+  out=$("$PY" -c "from p4cache import program
+p = program.build(compiler='$COMPILER')
 print(p.json_path); print(p.p4info_path)") || die "building the P4 program failed"
   JSON=$(sed -n 1p <<<"$out"); P4INFO=$(sed -n 2p <<<"$out")
 fi

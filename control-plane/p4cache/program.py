@@ -8,6 +8,7 @@ so it works from any working directory of an editable install.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 P4SRC = ROOT / "p4src"
 MAIN_P4 = P4SRC / "v1model" / "p4cache.p4"
-BUILD = ROOT / "build"
+# Where compiled programs are kept (one directory per compiler, sources and -D set): build/, or
+# the directory P4CACHE_BUILD_DIR names.
+BUILD = Path(os.environ.get("P4CACHE_BUILD_DIR") or ROOT / "build")
 
 
 # P4Info is written as text under a name ending ``.txt``: p4c-bm2-ss picks the format from the

@@ -1,8 +1,12 @@
-"""Shared by the benchmarks' smoke tests (test_bench_*_smoke.py)."""
+"""Shared by the benchmarks' smoke tests (test_bench_*_smoke.py), and the BMv2 stand-ins of the
+tests of the project's p4c-bm2-ss / simple_switch_grpc command lines."""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,3 +32,27 @@ def bench_quick(tmp_path: Path) -> Callable[..., tuple[dict, Path]]:
         return json.loads(out.read_text()), png
 
     return run
+
+
+SOFTNIC = Path(sys.executable).parent / "softnic"
+
+
+@pytest.fixture
+def p4c_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``p4c-bm2-ss`` that is ``softnic compile`` (strict about its command line as 1.2.4 is)
+    and logs its arguments, first on PATH; returns the log."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "p4c-args.log"
+    tool = bindir / "p4c-bm2-ss"
+    tool.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{log}"\nexec "{SOFTNIC}" compile "$@"\n')
+    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
+    # and a simple_switch_grpc that is ``softnic run`` (it takes simple_switch_grpc's command
+    # line, the options after ``--`` included), a Python script so that the process keeps the
+    # name simple_switch_grpc in its command line, as p4cache's process checks expect
+    switch = bindir / "simple_switch_grpc"
+    switch.write_text(f"#!{sys.executable}\nimport sys\nfrom softnic.cli import main\n"
+                      'sys.exit(main(["run", *sys.argv[1:]]))\n')
+    switch.chmod(switch.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return log

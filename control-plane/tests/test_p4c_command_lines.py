@@ -15,7 +15,6 @@ bring-up, bench pps) or softnic-demo's BMv2 toolchain; both are run here with th
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -25,27 +24,6 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
 from p4cache import program
-
-SOFTNIC = Path(sys.executable).parent / "softnic"
-
-
-@pytest.fixture
-def p4c_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A ``p4c-bm2-ss`` that is ``softnic compile`` (strict about its command line as 1.2.4 is)
-    and logs its arguments, first on PATH; returns the log."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    log = tmp_path / "p4c-args.log"
-    tool = bindir / "p4c-bm2-ss"
-    tool.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" >> "{log}"\nexec "{SOFTNIC}" compile "$@"\n')
-    tool.chmod(tool.stat().st_mode | stat.S_IXUSR)
-    # and a simple_switch_grpc that is ``softnic run`` (it takes simple_switch_grpc's command
-    # line, the options after ``--`` included)
-    switch = bindir / "simple_switch_grpc"
-    switch.write_text(f'#!/bin/sh\nexec "{SOFTNIC}" run "$@"\n')
-    switch.chmod(switch.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    return log
 
 
 def test_the_stand_in_refuses_what_p4c_1_2_4_refuses(p4c_on_path: Path, tmp_path: Path) -> None:
@@ -95,3 +73,4 @@ def test_make_ptf_target_bmv2_path(p4c_on_path: Path, tmp_path: Path) -> None:
     assert "p4c-bm2-ss-" in out and "OK" in out
     args = p4c_on_path.read_text().splitlines()
     assert args[args.index("--p4runtime-files") + 1].endswith("/p4cache.p4info.txt")
+

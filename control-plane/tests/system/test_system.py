@@ -113,6 +113,28 @@ def test_bmv2_without_its_tools_says_what_is_missing(tmp_path: Path) -> None:
     assert "softnic" in r.stderr and "default" in r.stderr
 
 
+def test_p4cache_up_target_bmv2(p4c_on_path: Path, tmp_path: Path) -> None:
+    """``p4cache up --target bmv2`` to a complete system and down again, with the stand-ins
+    (the switch is Mininet's SimpleSwitchGrpc, its command line simple_switch_grpc's)."""
+    # the stand-in's output goes to a build directory of its own, never to build/
+    env = {**os.environ, "P4CACHE_BUILD_DIR": str(tmp_path / "build")}
+    run_dir = tmp_path / "run"
+    try:
+        up = p4cache("up", "--target", "bmv2", "--topo", str(topology(tmp_path)),
+                     run_dir=run_dir, timeout=240, env=env)
+        assert up.returncode == 0, up.stderr
+        status = p4cache("status", "--json", run_dir=run_dir, env=env)
+        assert status.returncode == 0, status.stderr
+        assert "bmv2" in status.stdout
+        pids = state_pids(run_dir)
+    finally:
+        down = p4cache("down", run_dir=run_dir, env=env)
+    assert down.returncode == 0, down.stderr
+    assert_clean(run_dir, pids)
+    args = p4c_on_path.read_text().splitlines()
+    assert args[args.index("--p4runtime-files") + 1].endswith("/p4cache.p4info.txt")
+
+
 def test_a_bad_topology_is_refused_with_the_reason(tmp_path: Path) -> None:
     r = p4cache("up", "--topo", str(tmp_path / "missing.json"), run_dir=tmp_path, timeout=30)
     assert r.returncode == 2 and "missing.json" in r.stderr
