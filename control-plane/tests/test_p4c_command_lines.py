@@ -2,12 +2,12 @@
 
 Real p4c-bm2-ss 1.2.4 cannot be installed here. On a machine that has it, every BMv2 path of
 the project (``make ptf TARGET=bmv2``, ``p4cache up --target bmv2``, ``make run TARGET=bmv2``,
-``p4cache-bench pps``, ``softnic-demo --target bmv2``) once stopped at the compile: the P4Info
+``p4cache-bench pps``) once stopped at the compile: the P4Info
 was named ``*.txtpb``, a suffix 1.2.4 refuses. ``softnic compile`` now refuses what
 p4c-bm2-ss 1.2.4 refuses on its command line (``.txtpb`` included, with p4c's message), so a
 ``p4c-bm2-ss`` on PATH that runs ``softnic compile`` checks those command lines. Everything
 the project builds with p4c-bm2-ss goes through ``p4cache.program.build`` (PTF's run.sh, the
-bring-up, bench pps) or softnic-demo's BMv2 toolchain; both are run here with the stand-in, and
+bring-up, bench pps), which is run here with the stand-in, and
 ``make ptf TARGET=bmv2``'s script runs two PTF tests with ``softnic run`` standing in for
 ``simple_switch_grpc`` (its command line, as run.sh writes it for BMv2).
 """
@@ -44,17 +44,6 @@ def test_program_build_with_p4c_bm2_ss(p4c_on_path: Path, tmp_path: Path) -> Non
     assert prog.json_path.is_file()
     args = p4c_on_path.read_text().splitlines()
     assert args[args.index("--p4runtime-files") + 1] == str(prog.p4info_path)
-
-
-def test_softnic_demo_bmv2_toolchain_compiles(p4c_on_path: Path, tmp_path: Path) -> None:
-    from softnic import demo
-
-    src = program.ROOT / "topo" / "l3-demo" / "basic.p4"
-    tc = demo.bmv2_toolchain()
-    assert tc is not None and tc.name == "bmv2"
-    bmv2_json, p4info = demo.compile_program(tc, src, tmp_path / "l3", demo.Ui(verbose=False))
-    assert bmv2_json.is_file() and p4info.is_file()
-    assert p4info.suffix == ".txt"
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="PTF's veth pairs need root")
