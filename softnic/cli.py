@@ -16,7 +16,7 @@ from importlib import import_module, metadata
 # subcommand -> (module, one-line summary); the module exposes main(argv: list[str]) -> int
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compile": (
-        "softnic.frontend.driver",
+        "softnic.compiler.driver",
         "compile a P4_16 v1model program to BMv2 JSON + P4Info (like p4c-bm2-ss)",
     ),
     "run": (

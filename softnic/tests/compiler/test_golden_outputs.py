@@ -39,7 +39,8 @@ def _programs() -> list[tuple[str, list[str]]]:
         ("topo/l3-demo/basic.p4", []),
     ]
     for corpus in ("softnic/tests/corpus", "softnic/tests/stf/corpus"):
-        progs += [(p.relative_to(REPO).as_posix(), []) for p in sorted((REPO / corpus).glob("*.p4"))]
+        found = sorted((REPO / corpus).glob("*.p4"))
+        progs += [(p.relative_to(REPO).as_posix(), []) for p in found]
     return progs
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from softnic.frontend.compile import compile_file
+from softnic.compiler.compile import compile_file
 from softnic.runtime.switch import Switch
 
 TEMPLATE = """#include <core.p4>

@@ -22,8 +22,8 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2
 
-from softnic.frontend.compile import compile_file
-from softnic.frontend.errors import CompileError
+from softnic.compiler.compile import compile_file
+from softnic.compiler.errors import CompileError
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
 from softnic.runtime.p4rt import pipeline as p4rt_pipeline

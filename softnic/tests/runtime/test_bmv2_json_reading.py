@@ -23,7 +23,7 @@ import pytest
 
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.switch import Switch
-from softnic.tests.frontend.p4progs import compile_text, program, run_b
+from softnic.tests.compiler.p4progs import compile_text, program, run_b
 
 SWITCH = """
   action first() { hdr.h.b = 1; }

@@ -15,7 +15,7 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from softnic.frontend.compile import compile_file
+from softnic.compiler.compile import compile_file
 from softnic.runtime.api import ActionCall, Digest, MatchKey, PacketIn, TableEntry
 from softnic.runtime.switch import Switch
 

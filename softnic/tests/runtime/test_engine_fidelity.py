@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.frontend.compile import compile_file
+from softnic.compiler.compile import compile_file
 from softnic.runtime.switch import Switch
 from softnic.tests.runtime.engine_helpers import fixture_json
 

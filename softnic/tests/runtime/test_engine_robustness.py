@@ -14,7 +14,7 @@ import pytest
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from softnic.frontend.compile import compile_file
+from softnic.compiler.compile import compile_file
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.switch import Switch
 from softnic.tests.runtime.engine_helpers import fixture_json, load_switch

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from p4.v1 import p4runtime_pb2 as pb
 
-from softnic.frontend.compile import compile_file
-from softnic.frontend.p4info import build_p4info
+from softnic.compiler.compile import compile_file
+from softnic.compiler.p4info.serialize import build_p4info
 from softnic.runtime.p4rt import P4RuntimeServer
 from softnic.runtime.switch import Switch
 from softnic.tests.runtime.test_p4rt import eth_ipv4

@@ -12,7 +12,7 @@ import pytest
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
-from softnic.frontend.compile import compile_file
+from softnic.compiler.compile import compile_file
 from softnic.runtime.gen_control import MAX_DEPTH, compile_graph
 from softnic.runtime.packet import PacketCtx
 from softnic.runtime.pipeline import ActionCallNode, CondNode, walker

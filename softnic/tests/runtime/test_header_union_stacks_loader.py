@@ -17,7 +17,7 @@ import pytest
 
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.switch import Switch
-from softnic.tests.frontend.p4progs import compile_text
+from softnic.tests.compiler.p4progs import compile_text
 
 SRC = """
 #include <core.p4>

@@ -24,10 +24,10 @@ import grpc
 import pytest
 from p4.v1 import p4runtime_pb2 as pb
 
-from softnic.frontend.compile import compile_file
-from softnic.frontend.p4info import build_p4info
+from softnic.compiler.compile import compile_file
+from softnic.compiler.p4info.serialize import build_p4info
 from softnic.runtime.p4rt import P4RuntimeServer
-from softnic.tests.frontend.p4progs import program
+from softnic.tests.compiler.p4progs import program
 from softnic.tests.runtime import test_p4rt_fixture as fx
 from softnic.tests.runtime.test_p4rt_fixture import Client, update, write_errors
 

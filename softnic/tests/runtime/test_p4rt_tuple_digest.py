@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from p4.v1 import p4runtime_pb2 as pb
 
-from softnic.frontend.p4info import build_p4info
-from softnic.tests.frontend.p4progs import compile_text
+from softnic.compiler.p4info.serialize import build_p4info
+from softnic.tests.compiler.p4progs import compile_text
 from softnic.tests.runtime.test_p4rt import env
 from softnic.tests.runtime.test_p4rt_fixture import update
 

@@ -18,9 +18,9 @@ import pytest
 from google.rpc import code_pb2
 from p4.v1 import p4runtime_pb2 as pb
 
-from softnic.frontend.p4info import build_p4info
-from softnic.tests.frontend.p4progs import compile_text
-from softnic.tests.frontend.test_value_sets import HEAD, TAIL
+from softnic.compiler.p4info.serialize import build_p4info
+from softnic.tests.compiler.p4progs import compile_text
+from softnic.tests.compiler.test_value_sets import HEAD, TAIL
 from softnic.tests.runtime.test_p4rt import env
 from softnic.tests.runtime.test_p4rt_fixture import update, write_errors
 

@@ -28,8 +28,8 @@ import pytest
 from softnic.runtime import value_sets
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.switch import Switch
-from softnic.tests.frontend.p4progs import compile_text
-from softnic.tests.frontend.test_value_sets import program as vs_program
+from softnic.tests.compiler.p4progs import compile_text
+from softnic.tests.compiler.test_value_sets import program as vs_program
 from softnic.tests.runtime.engine_helpers import fixture_json
 from softnic.tests.runtime.test_idle_timeout import MS, Env
 from softnic.tests.runtime.test_p4rt_fixture import update

@@ -417,7 +417,7 @@ def run_stf(bmv2_json: dict[str, Any], stf_text: str) -> StfResult:
 
 def run_files(p4_path: str | Path, stf_path: str | Path) -> StfResult:
     """Compile ``p4_path`` with softnic's front end and run ``stf_path`` on the engine."""
-    from softnic.frontend.compile import compile_file
+    from softnic.compiler.compile import compile_file
 
     bmv2_json, _ = compile_file(p4_path)
     return run_stf(bmv2_json, Path(stf_path).read_text())
@@ -428,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 2:
         print("usage: python -m softnic.tests.stf.stf PROG.p4 PROG.stf", file=sys.stderr)
         return 2
-    from softnic.frontend.errors import CompileError
+    from softnic.compiler.errors import CompileError
     from softnic.runtime.api import SwitchError
 
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.frontend.compile import compile_file
+from softnic.compiler.compile import compile_file
 from softnic.tests.stf.stf import (
     Expectation,
     StfError,
