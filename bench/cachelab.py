@@ -360,6 +360,28 @@ def controller_status(lab) -> dict:  # noqa: ANN001 - a Lab
     return fetch(f"127.0.0.1:{lab.status_port}")
 
 
+def settled_controller_status(lab, timeout: float = 60.0) -> dict:  # noqa: ANN001 - a Lab
+    """The controller's status once its switch counters were read after this call began.
+
+    The controller reads the switch's counters once an epoch and its status reports the last
+    read; a fixed wait for the next epoch is not enough on a busy machine. This waits (up to
+    ``timeout``, generous: only a stuck controller takes that long) for a status whose
+    ``switch_counters_read_s`` is past the controller's uptime when the call began, so the
+    counters include every packet the switch handled before the call.
+    """
+    since = controller_status(lab)["uptime_s"]
+    deadline = time.monotonic() + timeout
+    while True:
+        st = controller_status(lab)
+        read = st.get("switch_counters_read_s")
+        if read is not None and read > since:
+            return st
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the controller read no switch counters within {timeout} s "
+                               f"(last read at uptime {read} s, waiting for > {since} s)")
+        time.sleep(0.1)
+
+
 def agent_status(host) -> dict:  # noqa: ANN001 - a lab Host (a server)
     """The host agent's status over its control channel."""
     h, port = host.agent_control.rsplit(":", 1)
@@ -470,11 +492,16 @@ class CacheLab:
     def status(self) -> dict:
         return controller_status(self.lab)
 
+    def settled_status(self) -> dict:
+        """``status`` with switch counters read after the call began (settled_controller_status)."""
+        return settled_controller_status(self.lab)
+
     def wait_ready(self, timeout: float = 40.0) -> None:
         wait_ready(self.lab, timeout, watch=False)
 
     def hits(self) -> int:
-        return int(self.status()["switch_counters"]["hit"])
+        """The switch's hit counter, read after the call began."""
+        return int(self.settled_status()["switch_counters"]["hit"])
 
 
 @contextlib.contextmanager

@@ -40,9 +40,9 @@ from bench.cachelab import (
     agent_status,
     ask_all,
     close_all,
-    controller_status,
     other_labs,
     serve_worker,
+    settled_controller_status,
     start_system,
     start_workers,
     summary,
@@ -257,7 +257,7 @@ class Settings:
 def counters(lab) -> dict:  # noqa: ANN001
     """The controller's and the agents' counters, to subtract."""
 
-    st = controller_status(lab)
+    st = settled_controller_status(lab)   # switch counters read after the call began
     agents = [agent_status(h) for h in lab.servers]
     return {"controller": {k: st[k] for k in ("promotions", "refills", "refill_asks",
                                               "evictions", "digests", "promotions_started")},
@@ -357,7 +357,6 @@ def run_bench(s: Settings, workdir: Path) -> dict:
         with console.status(f"ETC mix: {s.procs * len(lab.clients)} clients x {s.rate:.0f} "
                             f"ops/s for {s.duration_s:.0f} s"):
             outs = run_clients(lab, s, hist_dir)
-        time.sleep(1.2)          # the controller reads the switch's counters once an epoch
         result["system"] = system_costs(before, counters(lab))
         result["lab"]["other_labs_at_end"] = other_labs(lab.tag)
     result["workload"] = merge(outs, s)

@@ -50,6 +50,7 @@ from bench.cachelab import (
     controller_status,
     other_labs,
     serve_worker,
+    settled_controller_status,
     start_system,
     start_workers,
     summary,
@@ -337,7 +338,8 @@ def rehot_sample(rig: Rig, key: bytes, j: int, s: Settings) -> dict:
     before = [r for r in reps if r[2] <= w["t_first"]]
     out = {"key": key.decode(), "set_rtt_us": w["rtts_us"][0], "set_refused": bool(w["bad"]),
            "cached_before_set": bool(before) and all(r[3] for r in before[-3:]),
-           "gets_before_set": len(before), "switch_replies": sum(1 for r in reps if r[3])}
+           "gets_before_set": len(before), "sent": res["sent"],
+           "switch_replies": sum(1 for r in reps if r[3])}
     again = first_switch_after(reps, w["t_done"])
     # Coherence on the way: a switch reply to a GET sent after the set's reply must carry the
     # new value.
@@ -485,7 +487,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
             keys["set_watched"] = hot[-1]
             rig.store(keys["get_uncached"], VALUE, "direct")
             rig.store(keys["set_uncached"], VALUE, "direct")
-            hits0 = rig.controller()["switch_counters"]["hit"]
+            hits0 = settled_controller_status(lab)["switch_counters"]["hit"]
             switch_seen = 0
             with progress_bar(console) as progress:
                 # -- time to hot
@@ -516,8 +518,8 @@ def run_bench(s: Settings, workdir: Path) -> dict:
                                            f"stale: {r['stale_switch_replies']})")
                     progress.advance(task)
                 agent_rehot = rig.agent()["latency"]   # only the re-hot sets invalidated yet
-                time.sleep(1.3)   # the controller reads the switch's counters once an epoch
-                ctl_rehot = rig.controller()
+                # counters read after the re-hot replies were read
+                ctl_rehot = settled_controller_status(lab)
                 # -- gate latency
                 task = progress.add_task("gate latency", total=s.requests * 8)
                 gl = gate_latency(rig, s, keys, progress, task)
@@ -568,6 +570,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
     result["reply_classification"] = {
         "rule": "UDP checksum 0: the switch's reply; any other: memcached's (kernel)",
         "switch_replies_seen": switch_seen + sum(r["switch_replies"] for r in rehot),
+        "gets_sent": sum(p["sent"] for p in tth) + sum(r["sent"] for r in rehot),
         "switch_hit_counter_delta": ctl_rehot["switch_counters"]["hit"] - hits0,
         "span": "time to hot and re-hot phases (the counter read an epoch after)"}
     result["duration_s"] = round(time.monotonic() - t_start, 1)

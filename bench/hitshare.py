@@ -85,8 +85,7 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
     r = cl.cw.ask({"op": "zipf", "server": cl.server.ip, "n": s.keys, "skew": skew,
                    "seed": s.seed, "rate": s.rate, "duration": s.warmup_s + s.measure_s,
                    "bin_s": BIN_S, "count_top": size})
-    time.sleep(1.3)   # the controller reads the switch's counters once an epoch
-    st = cl.status()
+    st = cl.settled_status()   # counters read after the client stopped reading replies
     bins = r["bins"]
     m = window_share(bins, int(round(s.warmup_s / BIN_S)))
     z = Zipf(s.keys, skew)
@@ -101,6 +100,7 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
             "threshold_limited_optimal": round(z.top_share(min(size, reach)), 4),
             "per_second": [window_share(bins[i:i + 10], 0)["share"]
                            for i in range(0, len(bins), 10)],
+            "sent": r["sent"],
             "client_switch_replies": sum(b[1] for b in bins),
             "switch_hit_counter_delta": st["switch_counters"]["hit"] - h0,
             "max_send_lag_ms": r["max_send_lag_ms"],

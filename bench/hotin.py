@@ -110,8 +110,7 @@ def run_variant(cl, s: Settings, size: int | None, first: bool) -> dict:  # noqa
                    "seed": s.seed, "rate": s.rate,
                    "duration": s.before_s + s.changes * s.every_s, "bin_s": BIN_S,
                    "shifts": change_times(s)})
-    time.sleep(1.3)   # the controller reads the switch's counters once an epoch
-    st = cl.status()
+    st = cl.settled_status()   # counters read after the client stopped reading replies
     bins = r["bins"]
     sh = shares(bins)
     changes = per_change(bins, sh, s)

@@ -112,8 +112,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
         result["lab"] = {"load": cl.load, "other_labs_at_start": others,
                          "allow_list": [f"{cl.client.ip}/32"], "nocache_src": NOCACHE_IP,
                          "promotion": promote_hot(cl, classes)}
-        time.sleep(1.3)   # the controller reads the switch's counters once an epoch
-        h0 = cl.hits()
+        h0 = cl.hits()   # read after the promotion's GETs
         with progress_bar(console) as progress:
             task = progress.add_task("interleaved GETs (hit, miss, no cache)",
                                      total=s.rounds)
@@ -131,8 +130,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
                     timeouts[c] += r["timeouts"][c]
                 blocks.append(block_p50s(r["classes"]))
                 progress.advance(task, min(chunk, s.rounds - i))
-        time.sleep(1.3)   # the controller reads the switch's counters once an epoch
-        st = cl.status()
+        st = cl.settled_status()   # counters read after the last reply was read
         result["switch_hit_counter_delta"] = st["switch_counters"]["hit"] - h0
         result["controller"] = {k: st.get(k) for k in ("promotions", "evictions",
                                                         "rejected", "digests")}

@@ -41,7 +41,8 @@ def test_gate_quick(bench_quick, tmp_path: Path) -> None:  # noqa: ANN001 - the 
     # the get-cached key stayed cached around the measurement
     for rnd in gl["rounds"]:
         for probe in ("get_cached_probe", "get_cached_probe_after"):
-            assert rnd[probe]["switch"] == rnd[probe]["sent"] > 0, rnd
+            # every reply that came back was the switch's (a lost one is allowed: busy machine)
+            assert 0 < rnd[probe]["switch"] == rnd[probe]["replies"] <= rnd[probe]["sent"], rnd
     assert res["agent"]["latency"]["invalidate"]["p50_us"] > 0
     h = res["time_to_hot"]
     assert h["n"] == 3 and h["failed"] == 0 and h["p50_ms"] > 0, h
@@ -51,10 +52,13 @@ def test_gate_quick(bench_quick, tmp_path: Path) -> None:  # noqa: ANN001 - the 
     assert r["all_cached_before_set"], r
     c = res["reply_classification"]
     assert c["switch_replies_seen"] > 0
-    # replies with UDP checksum 0 are the switch's: the switch's own hit counter agrees (it may
-    # count a few more: a reply lost on the way or arriving after a stream stopped)
+    # replies with UDP checksum 0 are the switch's. The switch's hit counter (read after the
+    # client stopped reading) is between what the client read and the GETs it sent: a reply
+    # lost on the way or arriving after a stream stopped (more of them on a busy machine)
+    # counts only on the switch's side; a client count above the switch's would mean
+    # memcached's replies taken for the switch's
     seen, counted = c["switch_replies_seen"], c["switch_hit_counter_delta"]
-    assert seen <= counted <= seen + 10, c
+    assert seen <= counted <= c["gets_sent"], c
     assert res["target"]["added_p50_us_max"] == 100
     assert (tmp_path / "gate_latency.png").stat().st_size > 0
     assert (tmp_path / "time_to_hot.png").stat().st_size > 0

@@ -64,6 +64,7 @@ class Controller:
         self.pushed_pipeline = False
         self.last_error: str | None = None
         self.stats: dict[int, int] = {}
+        self._stats_at: float | None = None   # clock() when ``stats`` was read from the switch
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = self.clock()
@@ -192,7 +193,10 @@ class Controller:
 
     def _read_stats(self) -> dict[int, int]:
         assert self.switch is not None
-        return {i: pk for i, (pk, _) in self.switch.read_counter(dp.COUNTER_STATS).items()}
+        at = self.clock()  # before the read: the counts include everything before ``at``
+        stats = {i: pk for i, (pk, _) in self.switch.read_counter(dp.COUNTER_STATS).items()}
+        self._stats_at = at
+        return stats
 
     # ------------------------------------------------------------------ agents
     def _agent_call(self, server: str, fn: Callable[[AgentClient], Any],
@@ -346,6 +350,10 @@ class Controller:
                       "filled": len(self.cache.in_phase(Phase.FILLED)),
                       "in_progress": len(self.cache.in_phase(Phase.RESERVED, Phase.FETCHING))},
             "switch_counters": stats,
+            # uptime when switch_counters was read (once an epoch): a reader that needs counts
+            # from after some moment waits for this to pass that moment's uptime_s
+            "switch_counters_read_s": (None if self._stats_at is None
+                                       else round(self._stats_at - self._started, 3)),
             "hit_ratio": None if looked == 0 else round(stats["hit"] / looked, 4),
             "promotions": m.promotions, "refills": m.refills, "refill_asks": m.refill_asks,
             "promotions_started": m.promotions_started, "aborted": dict(m.aborted),
