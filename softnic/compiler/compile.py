@@ -27,8 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from softnic.compiler.bmv2.lower import lower_program
-from softnic.compiler.diagnostics import CompileWarning
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError, CompileWarning
 from softnic.compiler.frontend.check import Checker
 from softnic.compiler.frontend.passes import front_end_passes, mid_end_passes
 from softnic.compiler.ir import ast

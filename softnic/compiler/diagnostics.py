@@ -1,8 +1,11 @@
-"""Compiler warnings: the non-fatal half of p4c's diagnostics, printed the way p4c prints them.
+"""The compiler's diagnostics: errors that stop a compile and warnings that do not, printed the
+way p4c prints them. Every stage raises its errors through :func:`error` (the one place a
+:class:`CompileError` is built from a node or a position).
 
-Errors stop the compile (:class:`softnic.compiler.errors.CompileError`); warnings are collected
-while compiling and handed back to the caller, which decides how to show them (``softnic
-compile`` prints them on stderr, as p4c-bm2-ss does, and still exits 0).
+An error is a :class:`CompileError` carrying a source position, printed as
+``file:line:col: error: message``. Warnings are collected while compiling and handed back to the
+caller, which decides how to show them (``softnic compile`` prints them on stderr, as
+p4c-bm2-ss does, and still exits 0).
 
 p4c's form (lib/error_message.cpp, lib/source_file.cpp), which :func:`render_diagnostic` writes::
 
@@ -25,7 +28,28 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from softnic.compiler.ir.ast import Loc
+from softnic.compiler.ir.ast import Loc, Node
+
+
+class CompileError(Exception):
+    """A user error in the P4 program (or an unsupported construct), with its source position."""
+
+    def __init__(self, loc: Loc | None, message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+        self.message = message
+
+    def __str__(self) -> str:
+        if self.loc is None:
+            return f"error: {self.message}"
+        return f"{self.loc}: error: {self.message}"
+
+
+def error(where: Node | Loc | None, message: str) -> CompileError:
+    """The error ``message`` about the node or source position ``where`` (None: the program as a
+    whole); use as ``raise error(node, "...")``."""
+    loc = where if where is None or isinstance(where, Loc) else where.loc
+    return CompileError(loc, message)
 
 # A width that means "the token that starts there": a name, a number (``32w0x18``) or a string,
 # which is what p4c underlines for a declaration's name, a literal or a path.

@@ -21,8 +21,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import NoReturn, TextIO
 
-from softnic.compiler.diagnostics import CompileWarning, Mark, render_diagnostic, source_fragment
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import (
+    CompileError,
+    CompileWarning,
+    Mark,
+    render_diagnostic,
+    source_fragment,
+)
 from softnic.compiler.p4info.resources import ProgramResources
 from softnic.compiler.p4info.serialize import (
     FORMATS,

@@ -20,8 +20,8 @@ from softnic.compiler.bmv2.lower_control import ControlLowerer, lower_checksums,
 from softnic.compiler.bmv2.lower_expr import ExprLowerer, field_ref
 from softnic.compiler.bmv2.lower_parser import lower_parser, parse_vsets
 from softnic.compiler.bmv2.lower_stmt import StmtLowerer, source_info
-from softnic.compiler.diagnostics import CompileWarning
-from softnic.compiler.frontend.check import Checker, annotation_string, err
+from softnic.compiler.diagnostics import CompileWarning, error
+from softnic.compiler.frontend.check import Checker, annotation_string
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.ast_util import fresh_in
 from softnic.compiler.ir.scope import Sym
@@ -129,7 +129,7 @@ class LowerContext:
             t = psym.type
             assert t is not None
             if p.direction is not None:
-                raise err(p, f"{p.name}: directional action parameters are unsupported here")
+                raise error(p, f"{p.name}: directional action parameters are unsupported here")
             w = bit_width(t)
             env2[id(psym)] = JsonLoc({"type": "runtime_data", "value": len(rd)}, t)
             # the control-plane name: @name keeps it when desugaring renamed the parameter
@@ -169,7 +169,7 @@ class LowerContext:
 
     def field_list_id(self, index: Any, node: ast.Node) -> int:
         if not isinstance(index, int):
-            raise err(node, "field list index must be a constant")
+            raise error(node, "field list index must be a constant")
         if index in self.field_list_ids:
             return self.field_list_ids[index]
         elems: list[dict[str, Any]] = []
@@ -180,7 +180,7 @@ class LowerContext:
                     if aname == "field_list" and index in parse_ints(raw, self.const_int):
                         loc = self.meta_root.fields[fn]
                         if not hasattr(loc, "field"):
-                            raise err(node, f"{fn}: only scalar fields can be in field lists")
+                            raise error(node, f"{fn}: only scalar fields can be in field lists")
                         elems.append(field_ref(loc.header, loc.field))  # type: ignore
         fid = len(self.field_lists) + 1
         self.field_lists.append({"id": fid, "name": f"field_list{index}", "elements": elems})
@@ -198,7 +198,7 @@ class LowerContext:
     def bind_direct(self, kind: str, inst: str, table: str) -> None:
         prev = self.direct_bindings.get((kind, inst))
         if prev is not None and prev != table:
-            raise err(None, f"{inst}: a direct {kind} can be attached to only one table")
+            raise error(None, f"{inst}: a direct {kind} can be attached to only one table")
         self.direct_bindings[(kind, inst)] = table
 
     # ------------------------------------------------------------------ storage roots
@@ -207,7 +207,7 @@ class LowerContext:
         if isinstance(t, ExternT):
             return None
         if not isinstance(t, StructT):
-            raise err(p, f"{p.name}: block parameters of type {t.show()} are unsupported")
+            raise error(p, f"{p.name}: block parameters of type {t.show()} are unsupported")
         decl_sym = self.chk.top.lookup(t.name)
         if decl_sym is not None and annotation_string(decl_sym.decl, "name") == (
             "standard_metadata"
@@ -247,8 +247,8 @@ class LowerContext:
                 lname = self.layout.local_name(loc_decl.name)
                 env[id(sym)] = self.layout.alloc(sym.type, lname, "")
                 if loc_decl.init is not None:
-                    raise err(loc_decl, f"{loc_decl.name}: initializers of control-level "
-                              "variables are unsupported on this target; assign in apply")
+                    raise error(loc_decl, f"{loc_decl.name}: initializers of control-level "
+                                "variables are unsupported on this target; assign in apply")
             elif isinstance(loc_decl, ast.InstantiationDecl):
                 self.instances.append(self.chk.decl_syms[id(loc_decl)])
             elif isinstance(loc_decl, ast.ParserState):
@@ -315,20 +315,20 @@ def v1switch_blocks(chk: Checker) -> tuple[ast.ParserDecl, ast.ControlDecl, ast.
     deparser) main``."""
     main = chk.main
     if main is None:
-        raise err(None, "main: no V1Switch instantiation")
+        raise error(None, "main: no V1Switch instantiation")
     blocks = []
     for a in main.args:
         info = chk.calls.get(id(a.value))
         if info is None:
-            raise err(a, "main: expected parser/control instantiations")
+            raise error(a, "main: expected parser/control instantiations")
         blocks.append(info.decl)
     if len(blocks) != 6:
-        raise err(main, "main: only V1Switch(parser, verifyChecksum, ingress, egress, "
-                  "computeChecksum, deparser) is supported")
+        raise error(main, "main: only V1Switch(parser, verifyChecksum, ingress, egress, "
+                    "computeChecksum, deparser) is supported")
     for d, kind in zip(blocks, (ast.ParserDecl, ast.ControlDecl, ast.ControlDecl,
                                 ast.ControlDecl, ast.ControlDecl, ast.ControlDecl), strict=True):
         if not isinstance(d, kind):
-            raise err(main, f"main: {d.name} has the wrong kind of block")
+            raise error(main, f"main: {d.name} has the wrong kind of block")
     parser_d, vck_d, ig_d, eg_d, ck_d, dep_d = blocks
     return parser_d, vck_d, ig_d, eg_d, ck_d, dep_d
 
@@ -384,7 +384,7 @@ def extern_arrays(ctx: LowerContext) -> tuple[list[Any], list[Any], list[Any]]:
         if t.name == "register":
             et = t.args[0]
             if not is_scalar(et):
-                raise err(d, f"{name}: register cells of type {et.show()} are unsupported")
+                raise error(d, f"{name}: register cells of type {et.show()} are unsupported")
             registers.append({"name": name, "id": len(registers), "source_info": si,
                               "size": args[0], "bitwidth": bit_width(et)})
         elif t.name in ("counter", "direct_counter"):
@@ -407,7 +407,7 @@ def extern_arrays(ctx: LowerContext) -> tuple[list[Any], list[Any], list[Any]]:
                     continue
                 target = ctx.direct_meter_targets.get(name)
                 if target is None:
-                    raise err(d, f"{name}: direct meter is never read")
+                    raise error(d, f"{name}: direct meter is never read")
                 entry.update({"is_direct": True, "rate_count": 2, "type": kind,
                               "size": 1024, "binding": table, "result_target": target})
             else:
@@ -417,7 +417,7 @@ def extern_arrays(ctx: LowerContext) -> tuple[list[Any], list[Any], list[Any]]:
         elif t.name in ("packet_in", "packet_out"):
             pass
         else:
-            raise err(d, f"{name}: extern {t.name} is unsupported on this target")
+            raise error(d, f"{name}: extern {t.name} is unsupported on this target")
     return counters, meters, registers
 
 
@@ -426,7 +426,7 @@ def enum_member(x: ExprLowerer, e: ast.Expr) -> str:
     v = x.const(e)
     if isinstance(t, EnumT) and isinstance(v, int):
         return t.members[v]
-    raise err(e, f"{e}: expected an enum constant")
+    raise error(e, f"{e}: expected an enum constant")
 
 
 def parse_ints(raw: str, const: Callable[[str], int | None] | None = None) -> list[int]:

@@ -27,7 +27,7 @@ from softnic.compiler.bmv2.layout import (
 )
 from softnic.compiler.bmv2.lower_expr import ExprLowerer, field_ref, hexstr
 from softnic.compiler.bmv2.lower_stmt import StmtLowerer, source_info
-from softnic.compiler.frontend.check import err
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.desugar import InlinedApply
 from softnic.compiler.frontend.key_name import table_key_name
 from softnic.compiler.ir import ast
@@ -188,7 +188,7 @@ class ControlLowerer:
             return self.if_stmt(s, nxt)
         if isinstance(s, ast.SwitchStmt):
             return self.switch(s, nxt)
-        raise err(s, f"{type(s).__name__}: unsupported statement in apply")
+        raise error(s, f"{type(s).__name__}: unsupported statement in apply")
 
     def direct_action(self, s: ast.CallStmt, info: Any, nxt: str | None) -> str:
         # every parameter is directionless here: InlineActions (RemoveActionParameters) has
@@ -199,8 +199,8 @@ class ControlLowerer:
         for p, a in zip(d.params, info.args, strict=False):
             v = self.x.const(a) if a is not None else None
             if v is None:
-                raise err(a or s, f"{show_expr(a)}: action data in a direct call must be a "
-                          "compile-time constant on this target")
+                raise error(a or s, f"{show_expr(a)}: action data in a direct call must be a "
+                            "compile-time constant on this target")
             data.append(hexstr(int(v), bit_width(self.chk.decl_syms[id(p)].type))["value"])
         return self.hidden_table(f"tbl_{info.sym.name}", info.sym.qualified, aid, data, nxt, s)
 
@@ -348,8 +348,8 @@ class ControlLowerer:
         sym = info.sym
         assert sym is not None
         if sym.qualified in self.applied:
-            raise err(call, f"{show_expr(call)}: a table can only be applied once on this "
-                      "target")
+            raise error(call, f"{show_expr(call)}: a table can only be applied once on this "
+                        "target")
         self.applied.add(sym.qualified)
         tj, pre = self.table_json(sym, call)
         if per_action:
@@ -387,7 +387,7 @@ class ControlLowerer:
         for k in props["key"].keys if "key" in props else []:
             mt = MATCH_TYPES.get(k.match_kind)
             if mt is None:
-                raise err(k, f"{k.match_kind}: match kind unsupported on this target")
+                raise error(k, f"{k.match_kind}: match kind unsupported on this target")
             kinds.append(mt)
             kname = table_key_name(k)  # TableKeyNames: fixed before inlining
             target, kmask, width = self.key_target(k.expr, pre)
@@ -402,7 +402,7 @@ class ControlLowerer:
         else:
             tmt = "exact"
         if kinds.count("lpm") > 1:
-            raise err(d, f"{d.name}: more than one lpm key is not allowed")
+            raise error(d, f"{d.name}: more than one lpm key is not allowed")
         refs = list(props["actions"].actions)
         scope = self.chk.scopes[id(d)]
         action_syms = []
@@ -416,7 +416,7 @@ class ControlLowerer:
         if dflt is None:
             na = self.chk.top.lookup("NoAction")
             if na is None or na.kind != "action":
-                raise err(d, f"{d.name}: no default_action and NoAction is not declared")
+                raise error(d, f"{d.name}: no default_action and NoAction is not declared")
             if "NoAction" not in [s.name for s in action_syms]:
                 action_syms.append(na)
         ids = [self.prog.ensure_action(s, self.env) for s in action_syms]
@@ -541,7 +541,7 @@ class ControlLowerer:
         if ep.is_const:
             # p4c's EntryPriorities pass: the order of const entries is their priority
             first = next(e for e in entries if e.priority is not None)
-            raise err(first, "Table with 'const' entries cannot have priorities")
+            raise error(first, "Table with 'const' entries cannot have priorities")
         props = {p.name: p for p in table.properties}
         largest_wins = self.bool_property(props.get("largest_priority_wins"), True)
         delta = self.int_property(props.get("priority_delta"), 1)
@@ -551,10 +551,10 @@ class ControlLowerer:
             if e.priority is not None:
                 current = int(self.chk.consts[id(e.priority)])
             elif i == 0:
-                raise err(e, "entry must have a priority: a later entry of this table sets "
-                          "one")
+                raise error(e, "entry must have a priority: a later entry of this table sets "
+                            "one")
             if current < 0:
-                raise err(e, f"entry priority {current} is negative")
+                raise error(e, f"entry priority {current} is negative")
             p4_prios.append(current)
             current = current - delta if largest_wins else current + delta
         if largest_wins:
@@ -568,7 +568,7 @@ class ControlLowerer:
             return default
         v = self.x.const(p.value)
         if not isinstance(v, bool):
-            raise err(p, f"{p.name} must be a boolean constant")
+            raise error(p, f"{p.name} must be a boolean constant")
         return v
 
     def int_property(self, p: ast.TableProperty | None, default: int) -> int:
@@ -576,7 +576,7 @@ class ControlLowerer:
             return default
         v = self.x.const(p.value)
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise err(p, f"{p.name} must be a positive integer constant")
+            raise error(p, f"{p.name} must be a positive integer constant")
         return v
 
     def entry_key(self, el: ast.Expr, kind: str, w: int) -> dict[str, Any]:
@@ -610,7 +610,7 @@ class ControlLowerer:
                 lo = hi = int(self.x.const(el))
             return {"match_type": "range", "start": hexstr(lo, w)["value"],
                     "end": hexstr(hi, w)["value"]}
-        raise err(el, f"{kind}: unsupported match kind in entries")
+        raise error(el, f"{kind}: unsupported match kind in entries")
 
 
 # ---------------------------------------------------------------------- deparser, checksums
@@ -633,7 +633,7 @@ def lower_deparser(prog: LowerContext, d: ast.ControlDecl, env: dict[int, Loc]) 
             for fn, _ in loc.type.fields:
                 add(loc.fields[fn], node)
         elif isinstance(loc, (FieldLoc, JsonLoc)):
-            raise err(node, f"{show_expr(node)}: only headers can be emitted")  # type: ignore
+            raise error(node, f"{show_expr(node)}: only headers can be emitted")  # type: ignore
 
     def walk(stmts: list[Any]) -> None:
         for s in stmts:
@@ -649,14 +649,14 @@ def lower_deparser(prog: LowerContext, d: ast.ControlDecl, env: dict[int, Loc]) 
                     assert arg is not None
                     loc = x.loc(arg)
                     if loc is None:
-                        raise err(arg, f"{show_expr(arg)}: cannot emit this expression")
+                        raise error(arg, f"{show_expr(arg)}: cannot emit this expression")
                     add(loc, arg)
                     continue
-            raise err(s, "only packet.emit calls are supported in the deparser on this target")
+            raise error(s, "only packet.emit calls are supported in the deparser on this target")
 
     walk(d.apply.stmts)
     if d.locals:
-        raise err(d.locals[0], "declarations in the deparser are unsupported on this target")
+        raise error(d.locals[0], "declarations in the deparser are unsupported on this target")
     return {"name": "deparser", "id": 0, "source_info": source_info(d, d.name), "order": order,
             "primitives": []}
 
@@ -681,7 +681,7 @@ def lower_checksums(prog: LowerContext, d: ast.ControlDecl, env: dict[int, Loc],
                 calc = prog.add_calculation(sl.algo(algo), inputs, s)  # type: ignore[arg-type]
                 tloc = sl.x.loc(target)
                 if not isinstance(tloc, FieldLoc):
-                    raise err(target, f"{show_expr(target)}: checksum target must be a field")
+                    raise error(target, f"{show_expr(target)}: checksum target must be a field")
                 c = sl.x.const(cond)
                 if_cond = None if c is True else sl.x.boolean(cond)
                 prog.checksums.append({
@@ -696,12 +696,12 @@ def lower_checksums(prog: LowerContext, d: ast.ControlDecl, env: dict[int, Loc],
                     "if_cond": if_cond,
                 })
         if not ok:
-            raise err(s, f"only {'verify' if verify else 'update'}_checksum calls are supported in"
-                      " this control on this target")
+            raise error(s, f"only {'verify' if verify else 'update'}_checksum calls are"
+                        " supported in this control on this target")
     if sl.ops:
-        raise err(d, "checksum inputs must be fields or constants on this target")
+        raise error(d, "checksum inputs must be fields or constants on this target")
     if d.locals:
-        raise err(d.locals[0], "declarations in checksum controls are unsupported on this target")
+        raise error(d.locals[0], "declarations in checksum controls are unsupported on this target")
 
 
 def flatten(stmts: list[Any]) -> list[Any]:

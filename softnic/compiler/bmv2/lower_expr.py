@@ -27,10 +27,10 @@ from softnic.compiler.bmv2.layout import (
     StructLoc,
     UnionLoc,
 )
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check import (
     Checker,
     CompileError,
-    err,
     fold_cast,
     mask,
 )
@@ -115,7 +115,7 @@ class ExprLowerer:
     def type(self, e: ast.Expr) -> PType:
         t = self.chk.types.get(id(e))
         if t is None:
-            raise err(e, f"{show_expr(e)}: internal error: expression was not type-checked")
+            raise error(e, f"{show_expr(e)}: internal error: expression was not type-checked")
         return t
 
     def const(self, e: ast.Expr) -> Any:
@@ -166,7 +166,7 @@ class ExprLowerer:
                 return None
             loc = self.env.get(id(sym))
             if loc is None:
-                raise err(e, f"{e.name}: internal error: no storage for variable")
+                raise error(e, f"{e.name}: internal error: no storage for variable")
             return loc
         if isinstance(e, ast.Member):
             base = self.loc(e.expr)
@@ -184,8 +184,8 @@ class ExprLowerer:
                 return base.elems[i]
             if isinstance(base.type.elem, UnionT):
                 # p4c writes dereference_union_stack / access_union_header here
-                raise err(e, f"{show_expr(e)}: softnic does not support a run-time index into "
-                          "a stack of header unions yet; use a constant index")
+                raise error(e, f"{show_expr(e)}: softnic does not support a run-time index into "
+                            "a stack of header unions yet; use a constant index")
             assert isinstance(base.type.elem, HeaderT)
             idx = self.data(e.index)
             if self.index_guard is not None:
@@ -216,8 +216,8 @@ class ExprLowerer:
                 return StackLastLoc(base)
             if name == "next":
                 if not self.in_parser:
-                    raise err(e, f"{show_expr(e)}: .next is only supported in parsers on this "
-                              "target")
+                    raise error(e, f"{show_expr(e)}: .next is only supported in parsers on this "
+                                "target")
                 return StackNextLoc(base)
             return None
         if isinstance(base, StackNextLoc) and isinstance(base.stack.type.elem, UnionT):
@@ -226,8 +226,8 @@ class ExprLowerer:
             elem = base.stack.type.elem
             if isinstance(elem, UnionT):
                 # p4c writes union_stack_field (transition keys) / last_stack_index here
-                raise err(e, f"{show_expr(e)}: softnic does not support .last of a stack of "
-                          "header unions yet")
+                raise error(e, f"{show_expr(e)}: softnic does not support .last of a stack of "
+                            "header unions yet")
             assert isinstance(elem, HeaderT)
             ft = elem.field_type(name)
             assert ft is not None
@@ -258,7 +258,7 @@ class ExprLowerer:
             return loc.json
         if isinstance(loc, StructLoc) and loc.header is not None:
             return {"type": "header", "value": loc.header}
-        raise err(node, "a value of this kind cannot be used here on this target")
+        raise error(node, "a value of this kind cannot be used here on this target")
 
     # ------------------------------------------------------------------ values
 
@@ -315,7 +315,7 @@ class ExprLowerer:
             return Val(op("&", shifted, hexstr(mask(hi - lo + 1), hi - lo + 1)))
         if isinstance(e, ast.Call):
             return self.lower_call_value(e)
-        raise err(e, f"{show_expr(e)}: expression unsupported on this target")
+        raise error(e, f"{show_expr(e)}: expression unsupported on this target")
 
     def lower_member_value(self, e: ast.Member) -> Val:
         bt = self.chk.types.get(id(e.expr))
@@ -323,14 +323,14 @@ class ExprLowerer:
             base = self.loc(e.expr)
             assert isinstance(base, StackLoc)
             if isinstance(base.type.elem, UnionT):
-                raise err(e, f"{show_expr(e)}: softnic does not support lastIndex of a stack of "
-                          "header unions yet")
+                raise error(e, f"{show_expr(e)}: softnic does not support lastIndex of a stack of "
+                            "header unions yet")
             return Val(op("last_stack_index", None, {"type": "header_stack", "value": base.name}))
         if isinstance(bt, StackT) and e.name == "nextIndex":
-            raise err(e, f"{show_expr(e)}: nextIndex is unsupported on this target")
+            raise error(e, f"{show_expr(e)}: nextIndex is unsupported on this target")
         if isinstance(e.expr, ast.Call) and self.is_lookahead(e.expr):
             return Val(self.lookahead_value(e.expr, e.name, self.type(e)))
-        raise err(e, f"{show_expr(e)}: expression unsupported on this target")
+        raise error(e, f"{show_expr(e)}: expression unsupported on this target")
 
     def is_lookahead(self, e: ast.Expr) -> bool:
         info = self.chk.calls.get(id(e))
@@ -344,13 +344,13 @@ class ExprLowerer:
 
     def lookahead_json(self, call: ast.Call, member: str | None = None) -> dict[str, Any]:
         if not self.in_parser:
-            raise err(call, "lookahead is only supported in parsers")
+            raise error(call, "lookahead is only supported in parsers")
         t = self.type(call)
         parts = [ft for _, ft in t.fields] if isinstance(t, (HeaderT, StructT)) else [t]
         if any(isinstance(ft, VarbitT) for ft in parts):
             # a lookahead reads a fixed number of bits: BMv2 has no lookahead of a varbit
-            raise err(call, f"{show_expr(call)}: lookahead of a type with a varbit field is "
-                      "unsupported on this target")
+            raise error(call, f"{show_expr(call)}: lookahead of a type with a varbit field is "
+                        "unsupported on this target")
         if member is None:
             return {"type": "lookahead", "value": [0, bit_width(t)]}
         assert isinstance(t, HeaderT)
@@ -359,7 +359,7 @@ class ExprLowerer:
             if fn == member:
                 return {"type": "lookahead", "value": [off, bit_width(ft)]}
             off += bit_width(ft)
-        raise err(call, f"no field {member}")
+        raise error(call, f"no field {member}")
 
     def lower_unary(self, e: ast.Unary, t: PType) -> Val:
         if e.op == "!":
@@ -371,7 +371,7 @@ class ExprLowerer:
             return self.wrap(op("~", None, x), t)
         if e.op == "-":
             return self.wrap(op("-", hexstr(0), x), t)
-        raise err(e, f"unsupported operator {e.op}")
+        raise error(e, f"unsupported operator {e.op}")
 
     def wrap(self, j: dict[str, Any], t: PType) -> Val:
         """Truncate an arithmetic result to its P4 width."""
@@ -417,7 +417,7 @@ class ExprLowerer:
             assert isinstance(t, BitT)
             raw = op("+" if o == "|+|" else "-", a, b)
             return Val(op("sat_cast" if t.signed else "usat_cast", raw, hexstr(t.width)))
-        raise err(e, f"{show_expr(e)}: operator {o} unsupported here")
+        raise error(e, f"{show_expr(e)}: operator {o} unsupported here")
 
     # ------------------------------------------------------------------ aggregate ==
 
@@ -439,8 +439,8 @@ class ExprLowerer:
             return x
         loc = self.loc(x)
         if loc is None or isinstance(loc, (StackLastLoc, StackNextLoc, JsonLoc)):
-            raise err(x, f"{show_expr(x)}: comparing this value is unsupported on this target; "
-                      "assign it to a local variable first")
+            raise error(x, f"{show_expr(x)}: comparing this value is unsupported on this target; "
+                        "assign it to a local variable first")
         return loc
 
     def explode_eq(self, left: Loc | ast.Expr, lt: PType, right: Loc | ast.Expr, rt: PType,
@@ -480,7 +480,7 @@ class ExprLowerer:
             part = self.member_loc(side, ast.Member(node, name, loc=node.loc))
             if part is not None:
                 return part
-        raise err(node, f"{show_expr(node)}: comparing this value is unsupported on this target")
+        raise error(node, f"{show_expr(node)}: comparing this value is unsupported on this target")
 
     def eq_valid(self, side: Loc | ast.Expr, node: ast.Expr) -> dict[str, Any]:
         """Whether a header operand is valid; a list or struct expression always is."""
@@ -490,8 +490,8 @@ class ExprLowerer:
             return op("valid", None, side.json)
         if isinstance(side, ast.Expr):
             return TRUE
-        raise err(node, f"{show_expr(node)}: comparing this header is unsupported on this "
-                  "target")
+        raise error(node, f"{show_expr(node)}: comparing this header is unsupported on this "
+                    "target")
 
     def eq_data(self, side: Loc | ast.Expr, node: ast.Expr) -> dict[str, Any]:
         if isinstance(side, ast.Expr):
@@ -512,12 +512,12 @@ class ExprLowerer:
             return
         rt = self.type(e.right)
         if isinstance(rt, BitT) and rt.width > self.MAX_SHIFT_WIDTH:
-            raise err(e, f"{show_expr(e)}: shift amount limited to {self.MAX_SHIFT_WIDTH} bits "
-                      "on this target")
+            raise error(e, f"{show_expr(e)}: shift amount limited to {self.MAX_SHIFT_WIDTH} bits "
+                        "on this target")
         limit = 1 << self.MAX_SHIFT_WIDTH
         amount = self.const(e.right)
         if isinstance(rt, InfIntT) and isinstance(amount, int) and amount > limit:
-            raise err(e, f"{show_expr(e)}: shift amount limited to {limit} on this target")
+            raise error(e, f"{show_expr(e)}: shift amount limited to {limit} on this target")
 
     def lower_cast(self, e: ast.Cast, t: PType) -> Val:
         st = self.type(e.expr)
@@ -539,7 +539,7 @@ class ExprLowerer:
     def lower_call_value(self, e: ast.Call) -> Val:
         info = self.chk.calls.get(id(e))
         if info is None:
-            raise err(e, f"{show_expr(e)}: internal error: call not checked")
+            raise error(e, f"{show_expr(e)}: internal error: call not checked")
         if info.kind == "builtin" and info.name == "isValid":
             assert info.base is not None
             loc = self.loc(info.base)
@@ -551,13 +551,13 @@ class ExprLowerer:
                 return Val(op("valid_union", None, {"type": "header_union", "value": loc.name}),
                            True)
             if isinstance(loc, StackLastLoc):
-                raise err(e, f"{show_expr(e)}: isValid on .last is unsupported on this target")
+                raise error(e, f"{show_expr(e)}: isValid on .last is unsupported on this target")
         if self.is_lookahead(e):
             return Val(self.lookahead_value(e, None, self.type(e)))
         if info.kind == "function":
             return self.inline_pure_function(e, info)
-        raise err(e, f"{show_expr(e)}: calls with side effects cannot be used inside an "
-                  "expression on this target; assign the result in a separate statement")
+        raise error(e, f"{show_expr(e)}: calls with side effects cannot be used inside an "
+                    "expression on this target; assign the result in a separate statement")
 
     def inline_pure_function(self, e: ast.Call, info: Any) -> Val:
         """A function call inside a table key. desugar inlines every other call into
@@ -566,8 +566,8 @@ class ExprLowerer:
         d: ast.FunctionDecl = info.sym.decl
         stmts = d.body.stmts
         if len(stmts) != 1 or not isinstance(stmts[0], ast.ReturnStmt) or stmts[0].value is None:
-            raise err(e, f"{show_expr(e)}: only functions whose body is a single return "
-                      "statement can be used in expressions on this target")
+            raise error(e, f"{show_expr(e)}: only functions whose body is a single return "
+                        "statement can be used in expressions on this target")
         env = dict(self.env)
         for p, a in zip(d.params, info.args, strict=False):
             psym = self.chk.decl_syms[id(p)]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from softnic.compiler.bmv2.layout import FieldLoc, JsonLoc, Loc
 from softnic.compiler.bmv2.lower_expr import field_ref, hex_text, wrap_param
 from softnic.compiler.bmv2.lower_stmt import StmtLowerer
-from softnic.compiler.frontend.check import err
+from softnic.compiler.diagnostics import error
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
 from softnic.compiler.ir.types import bit_width
@@ -149,7 +149,7 @@ def keyset_alternatives(sl: StmtLowerer, el: ast.Expr, w: int) -> list[tuple[int
     if isinstance(el, ast.Binary) and el.op == "..":
         lo, hi = sl.x.const(el.left), sl.x.const(el.right)
         if lo is None or hi is None:
-            raise err(el, f"{show_expr(el)}: Range boundaries must be a compile-time constants.")
+            raise error(el, f"{show_expr(el)}: Range boundaries must be a compile-time constants.")
         t = sl.x.type(el.left)
         signed = getattr(t, "signed", False)
         return [(v, m, True) for v, m in range_to_masks(int(lo), int(hi), w, signed)]
@@ -160,7 +160,7 @@ def keyset_alternatives(sl: StmtLowerer, el: ast.Expr, w: int) -> list[tuple[int
         v, m = sl.x.const(el), full
         masked = False
     if v is None or m is None:
-        raise err(el, f"{show_expr(el)}: keyset must be a compile-time constant")
+        raise error(el, f"{show_expr(el)}: keyset must be a compile-time constant")
     return [(int(v) & full, int(m) & full, masked)]
 
 

@@ -40,7 +40,8 @@ from softnic.compiler.bmv2.lower_expr import (
     wrap_op,
     wrap_param,
 )
-from softnic.compiler.frontend.check import CallInfo, err
+from softnic.compiler.diagnostics import error
+from softnic.compiler.frontend.check import CallInfo
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr, show_stmt
 from softnic.compiler.ir.types import (
@@ -154,21 +155,21 @@ class StmtLowerer:
             self.predicated_if(s)
         elif isinstance(s, ast.ExitStmt):
             if self.mode == "parser":
-                raise err(s, "exit in a parser is unsupported on this target")
+                raise error(s, "exit in a parser is unsupported on this target")
             self.prim("exit", [], s, "exit")
             self.exited = True
         elif isinstance(s, ast.ReturnStmt):
             # desugar removes return from actions and functions and lower_control handles it
             # in apply blocks; anywhere else ignoring it would run the code that follows
-            raise err(s, "return is unsupported here on this target")
+            raise error(s, "return is unsupported here on this target")
         elif isinstance(s, ast.EmptyStmt):
             pass
         else:
-            raise err(s, f"{type(s).__name__}: unsupported statement in this context")
+            raise error(s, f"{type(s).__name__}: unsupported statement in this context")
 
     def predicated_if(self, s: ast.IfStmt) -> None:
         if self.mode == "parser":
-            raise err(s, "if statements in parser states are unsupported on this target")
+            raise error(s, "if statements in parser states are unsupported on this target")
         folded = self.x.const(s.cond)
         if isinstance(folded, bool):
             # p4c's ConstantFolding and SimplifyControlFlow run before Predication: the if is
@@ -251,7 +252,7 @@ class StmtLowerer:
             self.assign_slice(lhs, rhs, node)
             return
         if dst is None:
-            raise err(lhs, f"{show_expr(lhs)}: cannot assign to this expression on this target")
+            raise error(lhs, f"{show_expr(lhs)}: cannot assign to this expression on this target")
         self.assign_loc(dst, rhs, node, lt)
 
     def assign_loc(self, dst: Loc, rhs: ast.Expr, node: ast.Node, lt: PType | None) -> None:
@@ -277,21 +278,21 @@ class StmtLowerer:
                                         node)
                 return
             if src is None:
-                raise err(rhs, f"{show_expr(rhs)}: unsupported header value on this target")
+                raise error(rhs, f"{show_expr(rhs)}: unsupported header value on this target")
             self.emit_assign_header(self.x.loc_json(dst, node), self.x.loc_json(src, rhs), node)
             return
         if isinstance(dst, StackLoc):
             # a whole stack (p4c: assign_header_stack): every element and nextIndex
             src = self.x.loc(rhs)
             if not isinstance(src, StackLoc):
-                raise err(rhs, f"{show_expr(rhs)}: unsupported header stack value on this target")
+                raise error(rhs, f"{show_expr(rhs)}: unsupported header stack value on this target")
             self.no_predicate(node)
             self.copy_loc(dst, src, node)
             return
         if isinstance(dst, UnionLoc):
             src = self.x.loc(rhs)
             if not isinstance(src, UnionLoc):
-                raise err(rhs, f"{show_expr(rhs)}: unsupported header_union value")
+                raise error(rhs, f"{show_expr(rhs)}: unsupported header_union value")
             self.no_predicate(node)
             self.prim("assign_union", [self.x.loc_json(dst, node), self.x.loc_json(src, rhs)],
                       node)
@@ -310,11 +311,11 @@ class StmtLowerer:
                 return
             src = self.x.loc(rhs)
             if not isinstance(src, StructLoc):
-                raise err(rhs, f"{show_expr(rhs)}: unsupported struct value on this target")
+                raise error(rhs, f"{show_expr(rhs)}: unsupported struct value on this target")
             for fn, _ in dst.type.fields:
                 self.copy_loc(dst.fields[fn], src.fields[fn], node)
             return
-        raise err(node, f"{show_expr(rhs)}: unsupported assignment on this target")
+        raise error(node, f"{show_expr(rhs)}: unsupported assignment on this target")
 
     def lookahead_into(self, dst: Loc, call: ast.Call, node: ast.Node) -> None:
         """``h = pkt.lookahead<H>()`` (a header or a struct of bit fields): as p4c's
@@ -329,7 +330,7 @@ class StmtLowerer:
             w = bit_width(ft)
             floc = self.x.member_loc(dst, ast.Member(call, fn, loc=call.loc))
             if floc is None or w <= 0:
-                raise err(call, f"{show_expr(call)}: unsupported lookahead type on this target")
+                raise error(call, f"{show_expr(call)}: unsupported lookahead type on this target")
             la = {"type": "lookahead", "value": [off, w]}
             fj = self.x.loc_json(floc, node)
             if fj.get("type") == "field":
@@ -346,7 +347,7 @@ class StmtLowerer:
                 "right": self.header_choice(e.other), "cond": self.x.boolean(e.cond)}}
         loc = self.x.loc(e)
         if not isinstance(loc, (HeaderLoc, DynHeaderLoc)):
-            raise err(e, f"{show_expr(e)}: unsupported header value on this target")
+            raise error(e, f"{show_expr(e)}: unsupported header value on this target")
         return self.x.loc_json(loc, e)
 
     def copy_loc(self, dst: Loc, src: Loc, node: ast.Node) -> None:
@@ -360,12 +361,12 @@ class StmtLowerer:
         elif isinstance(dst, StackLoc) and isinstance(src, StackLoc):
             if isinstance(dst.type.elem, UnionT):
                 # p4c writes assign_union_stack; softnic's engine lacks it
-                raise err(node, "softnic does not support copying a whole stack of header "
-                          "unions yet; copy its elements one by one")
+                raise error(node, "softnic does not support copying a whole stack of header "
+                            "unions yet; copy its elements one by one")
             self.prim("assign_header_stack",
                       [self.x.loc_json(dst, node), self.x.loc_json(src, node)], node)
         else:
-            raise err(node, "unsupported struct copy on this target")
+            raise error(node, "unsupported struct copy on this target")
 
     def assign_fields_from_init(self, dst: Loc, rhs: ast.Expr, node: ast.Node) -> None:
         """``h = {a, b}`` makes ``h`` valid and sets its fields (P4_16 8.11)."""
@@ -394,7 +395,7 @@ class StmtLowerer:
         base = self.x.loc(target)
         bt = self.x.type(target)
         if base is None or not isinstance(bt, BitT):
-            raise err(lhs, f"{show_expr(lhs)}: cannot assign to this slice on this target")
+            raise error(lhs, f"{show_expr(lhs)}: cannot assign to this slice on this target")
         w = hi - lo + 1
         keep = ((1 << bt.width) - 1) ^ (((1 << w) - 1) << lo)
         bj = self.x.loc_json(base, node)
@@ -406,17 +407,17 @@ class StmtLowerer:
 
     def no_predicate(self, node: ast.Node) -> None:
         if self.cond_stack:
-            raise err(node, "Conditional execution in actions unsupported on this target")
+            raise error(node, "Conditional execution in actions unsupported on this target")
 
     # ------------------------------------------------------------------ calls
 
     def call(self, call: ast.Call, node: ast.Node) -> None:
         info = self.chk.calls.get(id(call))
         if info is None:
-            raise err(call, f"{show_expr(call)}: internal error: call not checked")
+            raise error(call, f"{show_expr(call)}: internal error: call not checked")
         if self.cond_stack and info.kind != "action":
             if not (info.kind == "builtin" and info.name == "isValid"):
-                raise err(node, "Conditional execution in actions unsupported on this target")
+                raise error(node, "Conditional execution in actions unsupported on this target")
         # (an action call never reaches here: InlineActions has inlined every one)
         if info.kind == "builtin":
             self.builtin(call, info, node)
@@ -425,7 +426,7 @@ class StmtLowerer:
         elif info.kind == "extern_func":
             self.extern_func(call, info, node)
         else:
-            raise err(call, f"{show_expr(call)}: unsupported call here")
+            raise error(call, f"{show_expr(call)}: unsupported call here")
 
     def builtin(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
         name = info.name
@@ -433,7 +434,7 @@ class StmtLowerer:
         if name in ("setValid", "setInvalid"):
             loc = self.x.loc(info.base)
             if loc is None:
-                raise err(call, f"{show_expr(call)}: unsupported header expression")
+                raise error(call, f"{show_expr(call)}: unsupported header expression")
             self.prim("add_header" if name == "setValid" else "remove_header",
                       [self.x.loc_json(loc, call)], node)
         elif name in ("push_front", "pop_front"):
@@ -446,17 +447,17 @@ class StmtLowerer:
         elif name == "isValid":
             pass
         elif name == "apply":
-            raise err(call, f"{show_expr(call)}: tables can only be applied in a control's apply "
-                      "block")
+            raise error(call, f"{show_expr(call)}: tables can only be applied in a control's apply "
+                        "block")
         else:
-            raise err(call, f"{show_expr(call)}: unsupported here")
+            raise error(call, f"{show_expr(call)}: unsupported here")
 
     # ------------------------------------------------------------------ extern methods
 
     def instance_name(self, info: CallInfo, call: ast.Call) -> tuple[str, ExternT]:
         sym = info.sym
         if sym is None or sym.kind != "instance" or not isinstance(sym.type, ExternT):
-            raise err(call, f"{show_expr(call)}: extern methods must be called on an instance")
+            raise error(call, f"{show_expr(call)}: extern methods must be called on an instance")
         return sym.qualified, sym.type
 
     def method(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
@@ -465,7 +466,7 @@ class StmtLowerer:
             self.packet_in(call, info, node)
             return
         if isinstance(base_t, ExternT) and base_t.name == "packet_out":
-            raise err(call, "packet_out.emit is only allowed in the deparser")
+            raise error(call, "packet_out.emit is only allowed in the deparser")
         name, et = self.instance_name(info, call)
         a = info.args
         if et.name == "register" and info.name == "read":
@@ -488,21 +489,21 @@ class StmtLowerer:
         elif et.name == "direct_meter" and info.name == "read":
             dst = self.x.loc(a[0])  # type: ignore[arg-type]
             if not isinstance(dst, FieldLoc):
-                raise err(call, f"{show_expr(call)}: direct meter result must be a field")
+                raise error(call, f"{show_expr(call)}: direct meter result must be a field")
             self.prog.direct_meter_targets[name] = [dst.header, dst.field]
         else:
-            raise err(call, f"{show_expr(call)}: extern method {et.name}.{info.name} is "
-                      "unsupported on this target")
+            raise error(call, f"{show_expr(call)}: extern method {et.name}.{info.name} is "
+                        "unsupported on this target")
 
     def lvalue(self, e: ast.Expr) -> dict[str, Any]:
         loc = self.x.loc(e)
         if loc is None:
-            raise err(e, f"{show_expr(e)}: must be a left-value")
+            raise error(e, f"{show_expr(e)}: must be a left-value")
         return self.x.loc_json(loc, e)
 
     def packet_in(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
         if self.mode != "parser":
-            raise err(call, f"{show_expr(call)}: packet_in methods are only allowed in parsers")
+            raise error(call, f"{show_expr(call)}: packet_in methods are only allowed in parsers")
         a = info.args
         if info.name == "extract":
             loc = self.x.loc(a[0])  # type: ignore[arg-type]
@@ -513,8 +514,8 @@ class StmtLowerer:
             elif isinstance(loc, StackNextMemberLoc):
                 target = {"type": "union_stack", "value": [loc.stack.name, loc.member]}
             else:
-                raise err(call, f"{show_expr(call)}: extract target must be a header or "
-                          "stack.next")
+                raise error(call, f"{show_expr(call)}: extract target must be a header or "
+                            "stack.next")
             if len(a) > 1 and a[1] is not None:
                 # the length is always an ``expression`` holding the value (p4c, and BMv2's
                 # loader refuses any other type here)
@@ -527,7 +528,7 @@ class StmtLowerer:
         elif info.name == "lookahead":
             pass  # a lookahead whose result is unused has no effect
         else:
-            raise err(call, f"{show_expr(call)}: packet_in.{info.name} is unsupported here")
+            raise error(call, f"{show_expr(call)}: packet_in.{info.name} is unsupported here")
 
     # ------------------------------------------------------------------ extern functions
 
@@ -536,7 +537,7 @@ class StmtLowerer:
         a = info.args
         if n == "verify":
             if self.mode != "parser":
-                raise err(call, "verify is only allowed in parsers")
+                raise error(call, "verify is only allowed in parsers")
             self.ops.append({"op": "verify", "parameters": [
                 self.x.boolean(a[0]), self.x.data(a[1])]})  # type: ignore[arg-type]
         elif n == "mark_to_drop":
@@ -557,7 +558,7 @@ class StmtLowerer:
         elif n == "log_msg":
             msg = a[0]
             if not isinstance(msg, ast.StringLiteral):
-                raise err(call, "log_msg needs a string literal")
+                raise error(call, "log_msg needs a string literal")
             vec: list[dict[str, Any]] = []
             if len(a) > 1 and a[1] is not None:
                 elems = a[1].elems if isinstance(a[1], ast.ListExpr) else [a[1]]
@@ -577,17 +578,17 @@ class StmtLowerer:
                       [hexstr(fl)], node)
         elif n in ("verify_checksum", "update_checksum", "verify_checksum_with_payload",
                    "update_checksum_with_payload"):
-            raise err(call, f"{n} is only supported in the checksum controls of V1Switch")
+            raise error(call, f"{n} is only supported in the checksum controls of V1Switch")
         elif n in LEGACY_FIELD_LIST_CALLS:
-            raise err(call, legacy_field_list_message(call, n))
+            raise error(call, legacy_field_list_message(call, n))
         else:
-            raise err(call, f"{show_expr(call)}: extern {n} is unsupported on this target")
+            raise error(call, f"{show_expr(call)}: extern {n} is unsupported on this target")
 
     def clone_prim(self, kind: ast.Expr, call: ast.Call) -> str:
         v = self.x.const(kind)
         t = self.x.type(kind)
         if not isinstance(t, EnumT) or v is None:
-            raise err(call, "clone type must be CloneType.I2E or CloneType.E2E")
+            raise error(call, "clone type must be CloneType.I2E or CloneType.E2E")
         member = t.members[v]
         return "clone_ingress_pkt_to_egress" if member == "I2E" else "clone_egress_pkt_to_egress"
 
@@ -621,7 +622,7 @@ class StmtLowerer:
             tmp = self.prog.layout.add_scalar("tmp", t)
             self.emit_assign(field_ref(tmp.header, tmp.field), self.x.data(el), node)
             return [field_ref(tmp.header, tmp.field)]
-        raise err(el, f"{show_expr(el)}: unsupported hash/checksum input on this target")
+        raise error(el, f"{show_expr(el)}: unsupported hash/checksum input on this target")
 
     def loc_inputs(self, loc: Loc, node: ast.Node) -> list[dict[str, Any]]:
         if isinstance(loc, FieldLoc):
@@ -633,13 +634,13 @@ class StmtLowerer:
             for fn, _ in loc.type.fields:
                 out.extend(self.loc_inputs(loc.fields[fn], node))
             return out
-        raise err(node, "unsupported field list element on this target")
+        raise error(node, "unsupported field list element on this target")
 
     def algo(self, e: ast.Expr) -> str:
         t = self.x.type(e)
         v = self.x.const(e)
         if not isinstance(t, EnumT) or v is None:
-            raise err(e, f"{show_expr(e)}: hash algorithm must be a HashAlgorithm constant")
+            raise error(e, f"{show_expr(e)}: hash algorithm must be a HashAlgorithm constant")
         return HASH_ALGOS[t.members[v]]
 
     def hash(self, call: ast.Call, info: CallInfo, node: ast.Node) -> None:
@@ -656,7 +657,7 @@ class StmtLowerer:
         assert data is not None
         t = info.bindings.get("T") or self.x.type(data)
         if not isinstance(t, StructT):
-            raise err(call, f"{show_expr(call)}: the digest type must be a struct")
+            raise error(call, f"{show_expr(call)}: the digest type must be a struct")
         elems = self.field_inputs(data, node)
         fields = [(fn, bit_width(ft)) for fn, ft in t.fields]
         lid = self.prog.add_learn_list(t.name, elems, fields, call)

@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import error
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.ast_util import (
     ArgTypes,
@@ -332,9 +332,6 @@ def is_literal(e: ast.Expr) -> bool:
     return False
 
 
-def err(node: ast.Node, msg: str) -> CompileError:
-    return CompileError(node.loc, msg)
-
 
 def bind_args(call_node: ast.Node, params: list[ast.Param], args: list[ast.Argument],
               what: str) -> list[ast.Expr | None]:
@@ -342,11 +339,11 @@ def bind_args(call_node: ast.Node, params: list[ast.Param], args: list[ast.Argum
     out: list[ast.Expr | None] = [None] * len(params)
     names = [p.name for p in params]
     if len(args) > len(params):
-        raise err(call_node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
+        raise error(call_node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
     for i, a in enumerate(args):
         if a.name is not None:
             if a.name not in names:
-                raise err(a, f"{what}: no parameter named {a.name}")
+                raise error(a, f"{what}: no parameter named {a.name}")
             out[names.index(a.name)] = a.value
         else:
             out[i] = a.value
@@ -355,8 +352,8 @@ def bind_args(call_node: ast.Node, params: list[ast.Param], args: list[ast.Argum
             if p.default is not None:
                 out[i] = p.default
             elif p.direction != "out":
-                raise err(call_node, f"{what}: Expected {len(params)} arguments, got "
-                          f"{len(args)}")
+                raise error(call_node, f"{what}: Expected {len(params)} arguments, got "
+                            f"{len(args)}")
     return out
 
 
@@ -445,7 +442,7 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
     for i in written_order(params, written):
         p, a = params[i], args[i]
         if isinstance(a, ast.DontCare) and p.direction != "out":
-            raise err(a, "_: don't care argument only allowed for out parameters")
+            raise error(a, "_: don't care argument only allowed for out parameters")
         if a is None or isinstance(a, ast.DontCare):
             temp(p, None, call_node.loc)
             continue
@@ -455,8 +452,8 @@ def bind_params(names: Names, call_node: ast.Node, params: list[ast.Param],
             results_overlap(i)) and p.name not in unproven
         if p.direction in ("out", "inout"):
             if ch is None:
-                raise err(a, f"{show_expr(a)}: Read-only value used for out/inout parameter "
-                          f"{p.name}")
+                raise error(a, f"{show_expr(a)}: Read-only value used for out/inout parameter "
+                            f"{p.name}")
             touched = any(overlap(ch, c) for c in reads + writes)
             if p.direction == "out" and not is_scalar_type(p.type, types):
                 in_place = False
@@ -592,7 +589,7 @@ def remove_returns(stmts: list[Any], retval: str | None) -> list[Any]:
                                   ast.BlockStmt(other, loc=s.loc) if other else None,
                                   loc=s.loc))
             return out
-        raise err(s, "return inside this statement is unsupported on this target")
+        raise error(s, "return inside this statement is unsupported on this target")
     return out
 
 
@@ -650,8 +647,8 @@ class Desugar:
                 if blk is None or not (c.args or blk.ctor_params):
                     continue
                 if blk.name in seen:
-                    raise err(c, f"{blk.name}: instantiating a block with constructor arguments "
-                              "more than once is unsupported on this target")
+                    raise error(c, f"{blk.name}: instantiating a block with constructor arguments "
+                                "more than once is unsupported on this target")
                 seen.add(blk.name)
                 vals = bind_args(c, blk.ctor_params, c.args, blk.name)
                 mapping: dict[str, ast.Expr | str] = {
@@ -676,7 +673,7 @@ class Desugar:
             if callee is not None:
                 assert isinstance(loc, ast.InstantiationDecl)
                 if local_names.count(loc.name) > 1:
-                    raise err(loc, f"{loc.name}: Duplicates declaration {loc.name}")
+                    raise error(loc, f"{loc.name}: Duplicates declaration {loc.name}")
                 callee = self.unshadow_action_params(callee, self.caller_names(d, loc))
                 mapping, copied = self.instance_locals(loc, callee)
                 instances[loc.name] = (callee, mapping, copied, loc)
@@ -717,8 +714,8 @@ class Desugar:
                                        set(declared_names(d.apply)), fixed)
         for n in walk(d.apply):
             if isinstance(n, ast.PathExpr) and n.name in instances:
-                raise err(n, f"{n.name}: a control instance can only be applied, as a "
-                          f"statement: {n.name}.apply(...);")
+                raise error(n, f"{n.name}: a control instance can only be applied, as a "
+                            f"statement: {n.name}.apply(...);")
         new_locals: list[Any] = []
         for loc in d.locals:
             if isinstance(loc, ast.InstantiationDecl) and loc.name in instances:
@@ -747,8 +744,8 @@ class Desugar:
         name = self.resolve.global_name(loc.type.name)
         blk = self.blocks.get(name) if name is not None else None
         if isinstance(blk, ast.ParserDecl):
-            raise err(loc, f"{loc.name}: parser instantiation (sub-parsers) is unsupported on "
-                      "this target")
+            raise error(loc, f"{loc.name}: parser instantiation (sub-parsers) is unsupported on "
+                        "this target")
         return blk if isinstance(blk, ast.ControlDecl) else None
 
     def caller_names(self, d: ast.ControlDecl, inst: ast.InstantiationDecl) -> set[str]:
@@ -837,10 +834,10 @@ class Desugar:
                 first = argss[0][i]
                 for c, args in zip(calls, argss, strict=True):
                     if args[i] != first:
-                        raise err(c, f"{p.name}: non-directional parameters must be "
-                                  "substituted with the same value in all invocations; two "
-                                  f"different substitutions are {show_expr(first)} and "
-                                  f"{show_expr(args[i])}")
+                        raise error(c, f"{p.name}: non-directional parameters must be "
+                                    "substituted with the same value in all invocations; two "
+                                    f"different substitutions are {show_expr(first)} and "
+                                    f"{show_expr(args[i])}")
                 if first is not None:
                     out[p.name] = first
                 continue
@@ -864,12 +861,12 @@ class Desugar:
             if p.direction == "out":
                 before.extend(header_resets(ref, p.type, self.types))
             if isinstance(a, ast.DontCare) and p.direction != "out":
-                raise err(a, "_: don't care argument only allowed for out parameters")
+                raise error(a, "_: don't care argument only allowed for out parameters")
             if a is None or isinstance(a, ast.DontCare):
                 continue
             if lvalue_chain(a) is None and p.direction != "in":
-                raise err(a, f"{show_expr(a)}: Read-only value used for out/inout parameter "
-                          f"{p.name}")
+                raise error(a, f"{show_expr(a)}: Read-only value used for out/inout parameter "
+                            f"{p.name}")
             a = hoist_indices(self.names, copy.deepcopy(a), before)
             if p.direction in ("in", "inout"):
                 before.extend(copies(ref, a, p.type, self.types) or [
@@ -1026,7 +1023,7 @@ class Desugar:
                 # a call with side effects under && / || / ?: was made an ``if`` by
                 # SideEffectOrdering; what is left here is pure and may run unconditionally
                 if isinstance(f.ret, ast.VoidType):
-                    raise err(e, f"{f.name}: a void function cannot be used as a value")
+                    raise error(e, f"{f.name}: a void function cannot be used as a value")
                 retval = self.names.fresh("retval")
                 pre.extend(self.inline_call(e, f, retval))
                 return ast.PathExpr(retval, loc=e.loc)
@@ -1052,7 +1049,7 @@ class Desugar:
 
     def inline_call(self, call: ast.Call, f: ast.FunctionDecl, retval: str | None) -> list[Any]:
         if f.type_params:
-            raise err(call, f"{f.name}: generic functions are unsupported on this target")
+            raise error(call, f"{f.name}: generic functions are unsupported on this target")
         args = bind_args(call, f.params, call.args, f.name)
         pmap, before, after = bind_params(self.names, call, f.params, args, f.name,
                                           body=f.body, types=self.types, written=call.args,
@@ -1095,7 +1092,7 @@ class Desugar:
         for n in walk(ast.BlockStmt([s for st in d.states for s in st.stmts])):
             if isinstance(n, ast.Call) and isinstance(n.target, ast.PathExpr) and (
                     self.resolve.global_name(n.target.name) in actions):
-                raise err(n, f"{show_expr(n)}: Action calls are not allowed within parsers")
+                raise error(n, f"{show_expr(n)}: Action calls are not allowed within parsers")
 
     def split_state(self, d: ast.ParserDecl, st: ast.ParserState) -> list[ast.ParserState]:
         if not any(isinstance(n, ast.IfStmt) for s in st.stmts for n in walk(s)):

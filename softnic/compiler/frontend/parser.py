@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.lexer import CONTEXTUAL_KEYWORDS, Token, tokenize
 from softnic.compiler.ir import ast
 

@@ -19,7 +19,7 @@ import subprocess
 from importlib import resources
 from pathlib import Path
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.ir.ast import Loc
 
 # softnic's core.p4 and v1model.p4: package data of ``softnic`` (pyproject.toml), found through

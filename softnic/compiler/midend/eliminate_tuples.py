@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.ast_util import Names, map_children, walk
 from softnic.compiler.ir.pretty import show_expr

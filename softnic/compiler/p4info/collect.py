@@ -41,7 +41,8 @@ from typing import Any
 
 from softnic.compiler.bmv2.lower import v1switch_blocks
 from softnic.compiler.bmv2.lower_expr import ExprLowerer
-from softnic.compiler.frontend.check import Checker, annotation, annotation_string, err
+from softnic.compiler.diagnostics import error
+from softnic.compiler.frontend.check import Checker, annotation, annotation_string
 from softnic.compiler.frontend.check.callinfo import CallInfo
 from softnic.compiler.frontend.desugar import InlinedApply, walk
 from softnic.compiler.frontend.key_name import table_key_name
@@ -109,7 +110,7 @@ def annotated_id(node: Any) -> int | None:
     try:
         return int(a.raw.strip(), 0)
     except ValueError as exc:
-        raise err(a, f"@id({a.raw}): expected an integer") from exc
+        raise error(a, f"@id({a.raw}): expected an integer") from exc
 
 
 def has_return(stmts: list[Any]) -> bool:
@@ -304,7 +305,7 @@ class ResourceCollector:
         if isinstance(t, TupleT):  # the struct EliminateTuples makes of it
             t = StructT("", tuple((f"f{i}", x) for i, x in enumerate(t.elems)))
         if not isinstance(t, StructT):
-            raise err(data, f"{show_expr(data)}: the digest type must be a struct")
+            raise error(data, f"{show_expr(data)}: the digest type must be a struct")
         name = t.name
         if unnamed:
             # p4c's v1model P4RuntimeArchHandler (getDigestCall): a type argument that is not
@@ -431,8 +432,8 @@ class ResourceCollector:
             if v is None and a is not None:
                 v = self.consts.const(a)
             if v is None:
-                raise err(a or info.decl, f"{show_expr(a)}: action data must be a "
-                          "compile-time constant")
+                raise error(a or info.decl, f"{show_expr(a)}: action data must be a "
+                            "compile-time constant")
             out.append(int(v))
         return out
 
@@ -497,7 +498,7 @@ class ResourceCollector:
         v = self.consts.const(e)
         if isinstance(t, EnumT) and isinstance(v, int):
             return t.members[v]
-        raise err(e, f"{show_expr(e)}: expected an enum constant")
+        raise error(e, f"{show_expr(e)}: expected an enum constant")
 
 
 def from_tuple(t: StructT) -> bool:

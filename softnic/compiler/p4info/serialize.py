@@ -29,7 +29,7 @@ from google.protobuf import json_format, text_format
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from p4.config.v1 import p4info_pb2
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.p4info.resources import (
     ControllerHeaderInfo,
     ProgramResources,

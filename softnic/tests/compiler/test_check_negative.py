@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from softnic.compiler.compile import compile_file
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 
 NEG = Path(__file__).resolve().parents[1] / "corpus" / "negative_semantic"
 CASES = sorted(NEG.glob("*.p4"))

@@ -18,7 +18,7 @@ import pytest
 
 from softnic.cli import main as softnic_main
 from softnic.compiler import driver
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.ir.ast import Loc
 from softnic.tests.compiler.p4progs import program
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from softnic.compiler.compile import compile_file
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.check import Checker
 from softnic.compiler.frontend.parser import parse_program
 from softnic.compiler.frontend.passes import front_end_passes, mid_end_passes

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.tests.compiler.engine_run import compile_src, program, run_once, run_src
 
 

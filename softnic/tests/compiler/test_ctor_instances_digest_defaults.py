@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from softnic.compiler.compile import compile_file
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.runtime.switch import Switch
 from softnic.tests.compiler.engine_run import program
 

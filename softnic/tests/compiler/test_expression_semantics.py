@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.compiler.diagnostics import CompileWarning
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError, CompileWarning
 from softnic.tests.compiler.p4progs import compile_text, program, run_b
 
 S = "sm.egress_spec = 1; "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.tests.compiler.p4progs import compile_text, program, run_b
 
 MAX = "T max<T>(in T a, in T b) { return a > b ? a : b; }"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
 from softnic.runtime.switch import Switch
 from softnic.tests.compiler.p4progs import compile_text

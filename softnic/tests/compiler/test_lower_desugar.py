@@ -17,7 +17,7 @@ from scapy.packet import Raw
 
 from softnic.compiler.bmv2.lower_parser import range_to_masks
 from softnic.compiler.compile import compile_file
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
 from softnic.runtime.switch import Switch
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.tests.compiler.p4progs import compile_text, program, run_b
 from softnic.tests.compiler.p4progs import run_packet as run
 

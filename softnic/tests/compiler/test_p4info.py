@@ -16,7 +16,7 @@ import pytest
 from google.protobuf import json_format, text_format
 from p4.config.v1 import p4info_pb2
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.p4info.resources import (
     ActionInfo,
     ActionParamInfo,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.parser import parse_program
 from softnic.compiler.frontend.preprocess import preprocess
 

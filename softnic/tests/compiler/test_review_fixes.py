@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from softnic.compiler import driver
-from softnic.compiler.diagnostics import CompileWarning
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError, CompileWarning
 from softnic.compiler.frontend.parser import MAX_NESTING
 from softnic.tests.compiler.p4progs import compile_text, program, run_b
 

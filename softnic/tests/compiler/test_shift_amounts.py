@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from softnic.compiler.compile import compile_file
-from softnic.compiler.diagnostics import CompileWarning
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError, CompileWarning
 from softnic.tests.compiler.engine_run import program, run_once
 
 SHIFTS = """

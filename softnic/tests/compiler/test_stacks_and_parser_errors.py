@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 from softnic.compiler.compile import compile_file
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.runtime.switch import Switch
 
 HEADERS = """

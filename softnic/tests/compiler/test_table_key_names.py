@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.p4info.serialize import build_p4info
 from softnic.tests.compiler.p4progs import HEAD, TAIL, compile_text, program, run_b
 

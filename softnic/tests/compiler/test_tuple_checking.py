@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import softnic.compiler.compile as compile_mod
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.tests.compiler.p4progs import compile_text, program, run_b
 
 

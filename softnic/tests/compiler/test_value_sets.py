@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.runtime.switch import Switch
 from softnic.runtime.value_sets import ValueSetError
 from softnic.tests.compiler.p4progs import compile_text

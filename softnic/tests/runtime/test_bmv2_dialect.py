@@ -23,12 +23,12 @@ import pytest
 from p4.v1 import p4runtime_pb2
 
 from softnic.compiler.compile import compile_file
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
 from softnic.runtime.p4rt import pipeline as p4rt_pipeline
 from softnic.runtime.p4rt.errors import P4RTError
-from softnic.runtime.p4rt.tables import TableHandler
+from softnic.runtime.p4rt.table_entries import TableHandler
 from softnic.runtime.switch import Switch
 from softnic.tests.runtime import dialect_fixtures as fx
 from softnic.tests.runtime import test_p4rt_fixture as p4rt_fx

@@ -428,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 2:
         print("usage: python -m softnic.tests.stf.stf PROG.p4 PROG.stf", file=sys.stderr)
         return 2
-    from softnic.compiler.errors import CompileError
+    from softnic.compiler.diagnostics import CompileError
     from softnic.runtime.api import SwitchError
 
     try:

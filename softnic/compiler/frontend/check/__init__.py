@@ -29,7 +29,7 @@ Where things are (one module per job):
 - ``helpers``: error construction, annotations, width limits.
 """
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.check.callinfo import CallInfo, ParamT
 from softnic.compiler.frontend.check.calls import BUILTIN_METHODS, has_typevar, subst
 from softnic.compiler.frontend.check.checker import Checker
@@ -39,7 +39,6 @@ from softnic.compiler.frontend.check.helpers import (
     annotation,
     annotation_string,
     check_width,
-    err,
 )
 from softnic.compiler.frontend.check.side_effects import (
     CONDITIONAL_IN_ACTION,

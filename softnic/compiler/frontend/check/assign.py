@@ -4,9 +4,8 @@ expressions are left-values, and p4c's truncation (with a warning) of over-wide 
 
 from __future__ import annotations
 
-from softnic.compiler.diagnostics import CompileWarning
+from softnic.compiler.diagnostics import CompileWarning, error
 from softnic.compiler.frontend.check.fold import fit
-from softnic.compiler.frontend.check.helpers import err
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
@@ -98,7 +97,7 @@ class AssignMixin(CheckerState):
             return
         if isinstance(dst, TypeVarT):
             return
-        raise err(node, f"Cannot unify {src.show()} to {dst.show()}")
+        raise error(node, f"Cannot unify {src.show()} to {dst.show()}")
 
     @staticmethod
     def element_node(node: ast.Node, i: int) -> ast.Node:
@@ -113,15 +112,15 @@ class AssignMixin(CheckerState):
             if isinstance(base, ast.Member) and isinstance(
                 self.types.get(id(base.expr)), StackT
             ) and base.name in ("lastIndex", "size"):
-                raise err(e, f"{show_expr(e)}: is not a left-value")
+                raise error(e, f"{show_expr(e)}: is not a left-value")
             base = base.expr
         if isinstance(base, ast.PathExpr):
             sym = self.syms.get(id(base))
             if sym is None or sym.kind != "var":
-                raise err(e, f"{show_expr(e)}: cannot be the target of an assignment")
+                raise error(e, f"{show_expr(e)}: cannot be the target of an assignment")
             if sym.direction == "in" or (sym.direction is None and isinstance(
                 sym.decl, ast.Param
             ) and self._cur_action):
-                raise err(e, f"{show_expr(e)}: cannot be the target of an assignment")
+                raise error(e, f"{show_expr(e)}: cannot be the target of an assignment")
             return
-        raise err(e, f"{show_expr(e)}: is not a left-value")
+        raise error(e, f"{show_expr(e)}: is not a left-value")

@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from softnic.compiler.diagnostics import CompileWarning
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError, CompileWarning, error
 from softnic.compiler.frontend.check.callinfo import CallInfo, ParamT
-from softnic.compiler.frontend.check.helpers import err
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
@@ -62,7 +60,7 @@ class CallsMixin(CheckerState):
             if isinstance(bt, ExternT):
                 methods = [m for m in bt.decl.methods if m.name == name and m.ret is not None]
                 if not methods:
-                    raise err(tgt, f"{show_expr(tgt)}: extern {bt.name} has no method {name}")
+                    raise error(tgt, f"{show_expr(tgt)}: extern {bt.name} has no method {name}")
                 info = self.check_call_args(
                     e, methods, e.args, scope, self.extern_bindings(bt), show_expr(tgt), e.type_args
                 )
@@ -90,10 +88,10 @@ class CallsMixin(CheckerState):
                     self.insert_digest_type_arg(e, info)
                 return info.ret
             if sym.kind == "block":
-                raise err(e, f"{show_expr(e)}: instantiating {sym.name} here is unsupported on "
-                          "this target")
-            raise err(e, f"{tgt.name}: is not a function, action or method")
-        raise err(e, f"{show_expr(e)}: is not callable")
+                raise error(e, f"{show_expr(e)}: instantiating {sym.name} here is unsupported on "
+                            "this target")
+            raise error(e, f"{tgt.name}: is not a function, action or method")
+        raise error(e, f"{show_expr(e)}: is not callable")
 
     def warn_deprecated(self, use: ast.PathExpr, decl: Any) -> None:
         """p4c's Deprecated front-end pass: a use of a declaration annotated
@@ -114,7 +112,7 @@ class CallsMixin(CheckerState):
         header field or another parameter."""
         d = p.default
         if d is not None and self.non_constant(d, scope) is not None:
-            raise err(d, f"{show_expr(d)}: expression must be a compile-time constant")
+            raise error(d, f"{show_expr(d)}: expression must be a compile-time constant")
 
     def non_constant(self, e: Any, scope: Scope) -> ast.Expr | None:
         """``e`` itself or the part of it that is not a compile-time constant; None when it is
@@ -208,7 +206,7 @@ class CallsMixin(CheckerState):
 
         def no_args() -> None:
             if e.args:
-                raise err(e, f"{show_expr(e)}: Expected 0 arguments, got {len(e.args)}")
+                raise error(e, f"{show_expr(e)}: Expected 0 arguments, got {len(e.args)}")
 
         if isinstance(bt, TableT) and name == "apply":
             no_args()
@@ -222,11 +220,11 @@ class CallsMixin(CheckerState):
             return VoidT()
         if isinstance(bt, StackT) and name in ("push_front", "pop_front"):
             if len(e.args) != 1:
-                raise err(e, f"{show_expr(e)}: Expected 1 arguments, got {len(e.args)}")
+                raise error(e, f"{show_expr(e)}: Expected 1 arguments, got {len(e.args)}")
             self.type_of(e.args[0].value, scope)
             n = self.const_eval(e.args[0].value, scope)
             if not isinstance(n, int) or n < 0:
-                raise err(e, f"{show_expr(e)}: argument must be a non-negative constant")
+                raise error(e, f"{show_expr(e)}: argument must be a non-negative constant")
             info.args = [e.args[0].value]
             self.consts[id(e.args[0].value)] = n
             return VoidT()
@@ -237,7 +235,7 @@ class CallsMixin(CheckerState):
                 bits = sum(0 if isinstance(ft, VarbitT) else bit_width(ft) for _, ft in bt.fields)
             self.consts[id(e)] = bits if name == "minSizeInBits" else (bits + 7) // 8
             return InfIntT()
-        raise err(tgt, f"{show_expr(tgt)}: no method {name} for a value of type {bt.show()}")
+        raise error(tgt, f"{show_expr(tgt)}: no method {name} for a value of type {bt.show()}")
 
     def check_call_args(
         self,
@@ -261,7 +259,7 @@ class CallsMixin(CheckerState):
         if not fitting:
             counts = sorted({len(c.params) for c in candidates})
             exp = " or ".join(str(n) for n in counts) if counts else "0"
-            raise err(node, f"{what}: Expected {exp} arguments, got {len(args)}")
+            raise error(node, f"{what}: Expected {exp} arguments, got {len(args)}")
         c = fitting[0]
         tscope = scope.child()
         for n, t in outer.items():
@@ -271,7 +269,7 @@ class CallsMixin(CheckerState):
             tscope.bind(Sym("type", tp, TypeVarT(tp)))
         if type_args:
             if len(type_args) != len(tparams):
-                raise err(node, f"{what}: expected {len(tparams)} type arguments")
+                raise error(node, f"{what}: expected {len(tparams)} type arguments")
             for tp, ta in zip(tparams, type_args, strict=False):
                 tscope.bind(Sym("type", tp, self.resolve_type(ta, scope)))
         params = [
@@ -289,7 +287,7 @@ class CallsMixin(CheckerState):
         ret = getattr(c, "ret", None)
         info.ret = subst(self.resolve_type(ret, tscope), info.bindings) if ret else VoidT()
         if isinstance(info.ret, TypeVarT):
-            raise err(node, f"{what}: cannot infer the return type; give it explicitly")
+            raise error(node, f"{what}: cannot infer the return type; give it explicitly")
         return info
 
     def bind_args(
@@ -304,11 +302,11 @@ class CallsMixin(CheckerState):
         by_pos: list[ast.Expr | None] = [None] * len(params)
         names = [p.name for p in params]
         if len(args) > len(params):
-            raise err(node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
+            raise error(node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
         for i, a in enumerate(args):
             if a.name is not None:
                 if a.name not in names:
-                    raise err(a, f"{what}: no parameter named {a.name}")
+                    raise error(a, f"{what}: no parameter named {a.name}")
                 by_pos[names.index(a.name)] = a.value
             else:
                 by_pos[i] = a.value
@@ -318,22 +316,22 @@ class CallsMixin(CheckerState):
                 if p.has_default:
                     continue
                 if isinstance(node, ast.Call) or isinstance(node, ast.InstantiationDecl):
-                    raise err(node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
+                    raise error(node, f"{what}: Expected {len(params)} arguments, got {len(args)}")
                 continue
             ptype = subst(p.type, bindings)
             at = self.type_of(a, scope, None if isinstance(ptype, TypeVarT) else ptype)
             if isinstance(a, ast.DontCare) and p.direction != "out":
-                raise err(a, "_: don't care argument only allowed for out parameters")
+                raise error(a, "_: don't care argument only allowed for out parameters")
             if p.direction in ("out", "inout"):
                 if isinstance(a, ast.DontCare):
                     continue
                 try:
                     self.check_lvalue(a, scope)
                 except CompileError:  # p4c's TypeInference words it so for an argument
-                    raise err(a, f"{show_expr(a)}: Read-only value used for out/inout "
-                              f"parameter {p.name}") from None
+                    raise error(a, f"{show_expr(a)}: Read-only value used for out/inout "
+                                f"parameter {p.name}") from None
                 if not has_typevar(ptype) and at != ptype:
-                    raise err(a, f"{show_expr(a)}: Cannot unify {at.show()} to {ptype.show()}")
+                    raise error(a, f"{show_expr(a)}: Cannot unify {at.show()} to {ptype.show()}")
             self.unify(ptype, at, bindings, a)
         return CallInfo("", what, params=params, args=by_pos, bindings=bindings)
 

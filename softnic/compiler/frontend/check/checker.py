@@ -7,7 +7,7 @@ Only the entry point lives here; each mixin's module says which rules it enforce
 
 from __future__ import annotations
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.check.assign import AssignMixin
 from softnic.compiler.frontend.check.calls import CallsMixin
 from softnic.compiler.frontend.check.constants import ConstantsMixin

@@ -4,7 +4,7 @@ functions) and the ``apply`` block.
 
 from __future__ import annotations
 
-from softnic.compiler.frontend.check.helpers import err
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.scope import Scope, Sym
@@ -20,7 +20,7 @@ class ControlsMixin(CheckerState):
     def enter_block(self, d: ast.ControlDecl | ast.ParserDecl, kind: str) -> Scope:
         """The scope of a control or parser: its parameters, then its local declarations."""
         if d.type_params:
-            raise err(d, f"{d.name}: generic {kind} are unsupported on this target")
+            raise error(d, f"{d.name}: generic {kind} are unsupported on this target")
         scope = self.top.child(owner=d.name)
         self.scopes[id(d)] = scope
         self.declare_params(d.params + d.ctor_params, scope)
@@ -43,4 +43,4 @@ class ControlsMixin(CheckerState):
             scope.declare(Sym("function", d.name, None, d))
             self.check_function(d, scope)
         else:
-            raise err(d, f"{type(d).__name__}: unsupported local declaration")
+            raise error(d, f"{type(d).__name__}: unsupported local declaration")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check.callinfo import CallInfo
 from softnic.compiler.frontend.check.fold import mask
-from softnic.compiler.frontend.check.helpers import annotation_string, err
+from softnic.compiler.frontend.check.helpers import annotation_string
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.frontend.desugar import walk
 from softnic.compiler.frontend.passes.specialize import subst_types
@@ -88,7 +89,7 @@ class DeclarationsMixin(CheckerState):
             else:
                 self.declare_instance(d, scope, "")
         else:
-            raise err(d, f"{type(d).__name__}: unsupported top-level declaration")
+            raise error(d, f"{type(d).__name__}: unsupported top-level declaration")
 
     def check_package_blocks(self, d: ast.InstantiationDecl, pkg: ast.PackageDecl,
                              scope: Scope) -> None:
@@ -103,13 +104,13 @@ class DeclarationsMixin(CheckerState):
         names = [p.name for p in pkg.params]
         for a in d.args:
             if a.name is not None and a.name not in names:
-                raise err(a, f"{a.name}: no parameter named {a.name} in {pkg.name}")
+                raise error(a, f"{a.name}: no parameter named {a.name} in {pkg.name}")
         if any(a.name is not None for a in d.args):
             # arguments by name: put them in the parameter order the lowering reads them in
             pos = {id(a): (names.index(a.name) if a.name is not None else i)
                    for i, a in enumerate(d.args)}
             if len(set(pos.values())) != len(d.args):
-                raise err(d, f"{d.name}: a parameter of {pkg.name} is given twice")
+                raise error(d, f"{d.name}: a parameter of {pkg.name} is given twice")
             d.args = sorted(d.args, key=lambda a: pos[id(a)])
         for i, a in enumerate(d.args):
             j = i
@@ -136,19 +137,19 @@ class DeclarationsMixin(CheckerState):
                 else:
                     want = self.resolve_type(pat, scope)
                 if have != want:
-                    raise err(a, f"{show_expr(a.value)}: Cannot unify {have.show()} to "
-                              f"{want.show()} (parameter {have_p.name} of {info.decl.name})")
+                    raise error(a, f"{show_expr(a.value)}: Cannot unify {have.show()} to "
+                                f"{want.show()} (parameter {have_p.name} of {info.decl.name})")
 
     def check_block_ctor(self, e: ast.Expr, scope: Scope) -> None:
         if not (isinstance(e, ast.Call) and isinstance(e.target, ast.PathExpr)):
-            raise err(e, f"{show_expr(e)}: expected a parser or control instantiation")
+            raise error(e, f"{show_expr(e)}: expected a parser or control instantiation")
         sym = self.lookup(e.target, scope)
         if sym.kind != "block":
-            raise err(e, f"{show_expr(e)}: expected a parser or control instantiation")
+            raise error(e, f"{show_expr(e)}: expected a parser or control instantiation")
         if e.args:
-            raise err(e, f"{show_expr(e)}: constructor parameters are unsupported on this target")
+            raise error(e, f"{show_expr(e)}: constructor parameters are unsupported on this target")
         if e.type_args:  # generic blocks were specialised (SpecializeAll) and lost them
-            raise err(e, f"{sym.name}: is not a generic type")
+            raise error(e, f"{sym.name}: is not a generic type")
         self.calls[id(e)] = CallInfo("ctor", sym.name, sym.decl, sym)
 
     def declare_type(self, d: ast.Decl, scope: Scope) -> None:
@@ -158,12 +159,13 @@ class DeclarationsMixin(CheckerState):
             if d.underlying is not None:
                 under = self.resolve_type(d.underlying, scope)
                 if not isinstance(under, BitT):
-                    raise err(d, f"{d.name}: enum underlying type must be bit<> or int<>")
+                    raise error(d, f"{d.name}: enum underlying type must be bit<> or int<>")
                 vals = []
                 for v in d.values:
                     c = self.const_eval(v, scope)
                     if not isinstance(c, int):
-                        raise err(v, f"{show_expr(v)}: enum value must be a compile-time constant")
+                        raise error(v, f"{show_expr(v)}: enum value must be a compile-time"
+                                    " constant")
                     vals.append(c & mask(under.width))
                 t = EnumT(d.name, tuple(d.members), under, tuple(vals))
             else:
@@ -172,21 +174,22 @@ class DeclarationsMixin(CheckerState):
             scope.declare(Sym("type", d.name, t, d))
         elif isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
             if getattr(d, "type_params", None):
-                raise err(d, f"{d.name}: generic structures are unsupported on this target")
+                raise error(d, f"{d.name}: generic structures are unsupported on this target")
             fields = []
             fannos = []
             seen = set()
             for f in d.fields:
                 if f.name in seen:
-                    raise err(f, f"{f.name}: duplicate field name")
+                    raise error(f, f"{f.name}: duplicate field name")
                 seen.add(f.name)
                 ft = self.resolve_type(f.type, scope)
                 if isinstance(d, ast.HeaderDecl) and not isinstance(
                     ft, (BitT, VarbitT, BoolT, EnumT)
                 ):
-                    raise err(f, f"{f.name}: field of header {d.name} cannot have type {ft.show()}")
+                    raise error(f, f"{f.name}: field of header {d.name} cannot have type"
+                                f" {ft.show()}")
                 if isinstance(d, ast.HeaderUnionDecl) and not isinstance(ft, HeaderT):
-                    raise err(f, f"{f.name}: field of header_union must be a header")
+                    raise error(f, f"{f.name}: field of header_union must be a header")
                 fields.append((f.name, ft))
                 fannos.append((f.name, tuple((a.name, a.raw) for a in f.annotations)))
             if isinstance(d, ast.HeaderDecl):
@@ -195,7 +198,7 @@ class DeclarationsMixin(CheckerState):
                 total = t.width()
                 if total % 8:
                     # p4c-bm2-ss's BMv2 back end (HeaderConverter): headers are not padded
-                    raise err(d, f"Found header with fields totaling {total} bits.  BMv2 "
+                    raise error(d, f"Found header with fields totaling {total} bits.  BMv2 "
                                  "target only supports headers with fields totaling a multiple "
                                  "of 8 bits.")
             elif isinstance(d, ast.StructDecl):
@@ -211,7 +214,7 @@ class DeclarationsMixin(CheckerState):
         self.fit_literal(d.value, t)
         v = self.const_eval(d.value, scope)
         if v is None:
-            raise err(d.value, f"{show_expr(d.value)}: Cannot evaluate initializer for constant")
+            raise error(d.value, f"{show_expr(d.value)}: Cannot evaluate initializer for constant")
         if isinstance(t, BitT) and isinstance(v, int):
             v = v & mask(t.width) if not t.signed else v
         scope.declare(Sym("const", d.name, t, d, value=v))
@@ -248,9 +251,9 @@ class DeclarationsMixin(CheckerState):
             return self.declare_value_set(d, scope, owner)  # type: ignore[attr-defined]
         t = self.resolve_type(d.type, scope)
         if isinstance(t, BlockT):
-            raise err(d, f"{d.name}: instantiating {t.name} here is unsupported on this target")
+            raise error(d, f"{d.name}: instantiating {t.name} here is unsupported on this target")
         if not isinstance(t, ExternT):
-            raise err(d, f"{d.name}: cannot instantiate type {t.show()}")
+            raise error(d, f"{d.name}: cannot instantiate type {t.show()}")
         ctors = [m for m in t.decl.methods if m.ret is None and m.name == t.decl.name]
         self.check_call_args(d, ctors, d.args, scope, self.extern_bindings(t), f"{t.name}")
         isym = Sym("instance", d.name, t, d, owner=owner, qualified=self.qualify(d, owner))

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NoReturn
 
-from softnic.compiler.diagnostics import CompileWarning
-from softnic.compiler.frontend.check.helpers import check_width, err
+from softnic.compiler.diagnostics import CompileWarning, error
+from softnic.compiler.frontend.check.helpers import check_width
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
@@ -56,15 +56,15 @@ class ExpressionsMixin(CheckerState):
         it = self.type_of(e.index, scope)
         iv = self.const_eval(e.index, scope)
         if not isinstance(it, (BitT, InfIntT)) and not isinstance(iv, int):
-            raise err(e.index, f"Array index {show_expr(e.index)} must be an integer, but it "
-                      f"has type {it.show()}")
+            raise error(e.index, f"Array index {show_expr(e.index)} must be an integer, but it "
+                        f"has type {it.show()}")
         # p4c's wording; a negative constant is reported as p4c does (its index < 0 test
         # stands for "not a constant")
         if not isinstance(iv, int) or iv < 0:
-            raise err(e.index, f"Tuple index {show_expr(e.index)} must be constant")
+            raise error(e.index, f"Tuple index {show_expr(e.index)} must be constant")
         if iv >= len(bt.elems):
-            raise err(e.index, f"Tuple index {show_expr(e.index)} larger than tuple size "
-                      f"{len(bt.elems)}")
+            raise error(e.index, f"Tuple index {show_expr(e.index)} larger than tuple size "
+                        f"{len(bt.elems)}")
         if not isinstance(e.index, ast.IntLiteral):
             # folded, as TypeInference folds it: EliminateTuples reads the literal
             e.index = ast.IntLiteral(iv, loc=e.index.loc)
@@ -76,7 +76,7 @@ class ExpressionsMixin(CheckerState):
         if isinstance(e, ast.IntLiteral):
             if e.width is not None:
                 if e.width <= 0:
-                    raise err(e, "literal width must be positive")
+                    raise error(e, "literal width must be positive")
                 check_width(e, e.width, "int" if e.signed else "bit")
                 self.fit_literal(e, BitT(e.width, e.signed))
                 return BitT(e.width, e.signed)
@@ -95,7 +95,7 @@ class ExpressionsMixin(CheckerState):
                 return MatchKindT()
             if sym.kind == "type" and isinstance(sym.type, (EnumT, ErrorT)):
                 return sym.type
-            raise err(e, f"{e.name}: is not a value")
+            raise error(e, f"{e.name}: is not a value")
         if isinstance(e, ast.Member):
             return self.type_of_member(e, scope)
         if isinstance(e, ast.Index):
@@ -103,34 +103,34 @@ class ExpressionsMixin(CheckerState):
             if isinstance(bt, TupleT):
                 return self.type_of_tuple_index(e, bt, scope)
             if not isinstance(bt, StackT):
-                raise err(e, f"{show_expr(e)}: indexing a value of type {bt.show()}")
+                raise error(e, f"{show_expr(e)}: indexing a value of type {bt.show()}")
             it = self.type_of(e.index, scope)
             if not isinstance(it, (BitT, InfIntT)):
-                raise err(e.index, f"{show_expr(e.index)}: array index must be an integer")
+                raise error(e.index, f"{show_expr(e.index)}: array index must be an integer")
             iv = self.const_eval(e.index, scope)
             # p4c's TypeInference wording for a constant index out of the stack's range
             if isinstance(iv, int) and iv < 0:
-                raise err(e, f"{show_expr(e)}: Negative array index {iv}")
+                raise error(e, f"{show_expr(e)}: Negative array index {iv}")
             if isinstance(iv, int) and iv >= bt.size:
-                raise err(e.index, f"Array index {iv} larger or equal to array size {bt.size}")
+                raise error(e.index, f"Array index {iv} larger or equal to array size {bt.size}")
             if isinstance(iv, int):
                 self.consts[id(e.index)] = iv
             return bt.elem
         if isinstance(e, ast.Slice):
             bt = self.type_of(e.expr, scope)
             if isinstance(bt, InfIntT):
-                raise err(e, f"{show_expr(e)}: cannot slice an integer without a width")
+                raise error(e, f"{show_expr(e)}: cannot slice an integer without a width")
             if not isinstance(bt, BitT):
-                raise err(e, f"{show_expr(e)}: bit slice of a value of type {bt.show()}")
+                raise error(e, f"{show_expr(e)}: bit slice of a value of type {bt.show()}")
             self.type_of(e.hi, scope)
             self.type_of(e.lo, scope)
             hi = self.const_eval(e.hi, scope)
             lo = self.const_eval(e.lo, scope)
             if not isinstance(hi, int) or not isinstance(lo, int):
-                raise err(e, f"{show_expr(e)}: slice indices must be compile-time constants")
+                raise error(e, f"{show_expr(e)}: slice indices must be compile-time constants")
             if hi < lo or lo < 0 or hi >= bt.width:
-                raise err(e, f"{show_expr(e)}: bit slice [{hi}:{lo}] out of range for "
-                          f"{bt.show()}")
+                raise error(e, f"{show_expr(e)}: bit slice [{hi}:{lo}] out of range for "
+                            f"{bt.show()}")
             self.consts[id(e.hi)] = hi
             self.consts[id(e.lo)] = lo
             return BitT(hi - lo + 1)
@@ -141,7 +141,7 @@ class ExpressionsMixin(CheckerState):
         if isinstance(e, ast.Ternary):
             ct = self.type_of(e.cond, scope)
             if not isinstance(ct, BoolT):
-                raise err(e.cond, f"{show_expr(e.cond)}: condition must be bool, not {ct.show()}")
+                raise error(e.cond, f"{show_expr(e.cond)}: condition must be bool, not {ct.show()}")
             a = self.type_of(e.then, scope, expected)
             b = self.type_of(e.other, scope, expected)
             if isinstance(a, InfIntT) and isinstance(b, InfIntT):
@@ -149,7 +149,7 @@ class ExpressionsMixin(CheckerState):
                     self.cast_operands(e.then, e.other, expected, scope)
                     return expected
                 if self.const_eval(e.cond, scope) is None:
-                    raise err(e, f"{show_expr(e)}: width of ?: operands cannot be inferred")
+                    raise error(e, f"{show_expr(e)}: width of ?: operands cannot be inferred")
                 return InfIntT()
             t = self.unify_operands(a, b, e)
             self.cast_operands(e.then, e.other, t, scope)
@@ -168,10 +168,10 @@ class ExpressionsMixin(CheckerState):
             return TupleT(tuple(self.type_of(x, scope, et) for x, et in pairs))
         if isinstance(e, ast.StructInit):
             if not isinstance(expected, (StructT, HeaderT)):
-                raise err(e, f"{show_expr(e)}: cannot infer the type of a structure initializer")
+                raise error(e, f"{show_expr(e)}: cannot infer the type of a structure initializer")
             names = [n for n, _ in e.fields]
             if sorted(names) != sorted(n for n, _ in expected.fields):
-                raise err(e, f"{show_expr(e)}: fields do not match those of {expected.show()}")
+                raise error(e, f"{show_expr(e)}: fields do not match those of {expected.show()}")
             for n, x in e.fields:
                 ft = expected.field_type(n)
                 assert ft is not None
@@ -179,21 +179,21 @@ class ExpressionsMixin(CheckerState):
             return expected
         if isinstance(e, (ast.DontCare, ast.Default)):
             return DontCareT()
-        raise err(e, f"{type(e).__name__}: unsupported expression")
+        raise error(e, f"{type(e).__name__}: unsupported expression")
 
     def type_of_member(self, e: ast.Member, scope: Scope) -> PType:
         base = e.expr
         if isinstance(base, ast.PathExpr):
             if base.name == "error" and scope.lookup("error") is None:
                 if e.name not in self.errors:
-                    raise err(e, f"{show_expr(e)}: error.{e.name} is not declared")
+                    raise error(e, f"{show_expr(e)}: error.{e.name} is not declared")
                 self.consts[id(e)] = self.error_value(e.name)
                 return ErrorT()
             sym = scope.lookup(base.name)
             if sym is not None and sym.kind == "type" and isinstance(sym.type, EnumT):
                 self.syms[id(base)] = sym
                 if e.name not in sym.type.members:
-                    raise err(e, f"{show_expr(e)}: {sym.type.name} has no member {e.name}")
+                    raise error(e, f"{show_expr(e)}: {sym.type.name} has no member {e.name}")
                 self.consts[id(e)] = sym.type.value_of(e.name)
                 return sym.type
         bt = self.type_of(base, scope)
@@ -201,7 +201,7 @@ class ExpressionsMixin(CheckerState):
             ft = bt.field_type(e.name)
             if ft is None:
                 kind = {HeaderT: "header", StructT: "structure", UnionT: "header_union"}[type(bt)]
-                raise err(e, f"Field {e.name} is not a member of {kind} {bt.name}")
+                raise error(e, f"Field {e.name} is not a member of {kind} {bt.name}")
             return ft
         if isinstance(bt, StackT):
             if e.name in ("next", "last"):
@@ -210,29 +210,29 @@ class ExpressionsMixin(CheckerState):
                 if e.name == "size":
                     self.consts[id(e)] = bt.size
                 return BitT(32)
-            raise err(e, f"{show_expr(e)}: header stack has no member {e.name}")
+            raise error(e, f"{show_expr(e)}: header stack has no member {e.name}")
         if isinstance(bt, ApplyResultT):
             if e.name in ("hit", "miss"):
                 return BoolT()
             if e.name == "action_run":
                 return ActionEnumT(bt.table)
-        raise err(e, f"{show_expr(e)}: no member {e.name} in a value of type {bt.show()}")
+        raise error(e, f"{show_expr(e)}: no member {e.name} in a value of type {bt.show()}")
 
     def type_of_unary(self, e: ast.Unary, scope: Scope, expected: PType | None) -> PType:
         t = self.type_of(e.expr, scope, expected)
         if e.op == "!":
             if not isinstance(t, BoolT):
-                raise err(e, f"{show_expr(e)}: ! applied to a value of type {t.show()}")
+                raise error(e, f"{show_expr(e)}: ! applied to a value of type {t.show()}")
             return t
         if e.op in ("~", "-", "+"):
             if isinstance(t, InfIntT) and e.op == "~":
                 if isinstance(expected, BitT):
                     return expected
-                raise err(e, f"{show_expr(e)}: ~ needs an operand with a known width")
+                raise error(e, f"{show_expr(e)}: ~ needs an operand with a known width")
             if not isinstance(t, (BitT, InfIntT)):
-                raise err(e, f"{show_expr(e)}: {e.op} applied to a value of type {t.show()}")
+                raise error(e, f"{show_expr(e)}: {e.op} applied to a value of type {t.show()}")
             return t
-        raise err(e, f"unknown unary operator {e.op}")
+        raise error(e, f"unknown unary operator {e.op}")
 
     def cast_operands(self, left: ast.Expr, right: ast.Expr, t: PType, scope: Scope) -> None:
         """The operands of a binary operator (or the arms of ``?:``) whose common type is
@@ -255,9 +255,9 @@ class ExpressionsMixin(CheckerState):
         if isinstance(b, EnumT) and b.underlying is not None and isinstance(a, BitT):
             return self.unify_operands(a, b.underlying, e)
         if isinstance(a, BitT) and isinstance(b, BitT):
-            raise err(e, f"{show_expr(e)}: Cannot operate on values with different types "
-                      f"{a.show()} and {b.show()}")
-        raise err(e, f"{show_expr(e)}: Cannot unify {b.show()} to {a.show()}")
+            raise error(e, f"{show_expr(e)}: Cannot operate on values with different types "
+                        f"{a.show()} and {b.show()}")
+        raise error(e, f"{show_expr(e)}: Cannot unify {b.show()} to {a.show()}")
 
     def type_of_binary(self, e: ast.Binary, scope: Scope, expected: PType | None) -> PType:
         op = e.op
@@ -265,7 +265,8 @@ class ExpressionsMixin(CheckerState):
             for side in (e.left, e.right):
                 st = self.type_of(side, scope)
                 if not isinstance(st, BoolT):
-                    raise err(side, f"{show_expr(side)}: {op} needs bool operands, not {st.show()}")
+                    raise error(side, f"{show_expr(side)}: {op} needs bool operands,"
+                                f" not {st.show()}")
             return BoolT()
         if op in ("&&&", ".."):
             a = self.type_of(e.left, scope, expected)
@@ -279,26 +280,26 @@ class ExpressionsMixin(CheckerState):
             for side, st in ((e.left, a), (e.right, b)):
                 if isinstance(st, InfIntT):
                     # p4c's TypeInference wording
-                    raise err(side, f"Please specify a width for the operand {show_expr(side)} "
-                              "of a concatenation")
+                    raise error(side, f"Please specify a width for the operand {show_expr(side)} "
+                                "of a concatenation")
             if not isinstance(a, BitT) or not isinstance(b, BitT):
-                raise err(e, f"{show_expr(e)}: ++ needs operands with known widths, got "
-                          f"{a.show()} and {b.show()}")
+                raise error(e, f"{show_expr(e)}: ++ needs operands with known widths, got "
+                            f"{a.show()} and {b.show()}")
             check_width(e, a.width + b.width, f"{show_expr(e)}: bit")
             return BitT(a.width + b.width, a.signed)
         if op in ("<<", ">>"):
             a = self.type_of(e.left, scope, expected)
             b = self.type_of(e.right, scope)
             if not isinstance(b, (BitT, InfIntT)):
-                raise err(e.right, f"{show_expr(e)}: shift amount must be an integer")
+                raise error(e.right, f"{show_expr(e)}: shift amount must be an integer")
             amount = self.const_eval(e.right, scope)
             if isinstance(amount, int) and amount < 0:
                 # p4c's ConstantFolding wording
-                raise err(e, f"{show_expr(e)}: Shifts with negative amounts are not permitted")
+                raise error(e, f"{show_expr(e)}: Shifts with negative amounts are not permitted")
             if isinstance(b, BitT) and b.signed:
                 if not isinstance(amount, int):
-                    raise err(e.right, f"{show_expr(e.right)}: Shift amount must be an unsigned "
-                              "number")
+                    raise error(e.right, f"{show_expr(e.right)}: Shift amount must be an unsigned "
+                                "number")
                 # p4c's TypeInference: a non-negative signed constant becomes unsigned
                 self.types[id(e.right)] = BitT(b.width)
             if isinstance(a, InfIntT):
@@ -306,11 +307,11 @@ class ExpressionsMixin(CheckerState):
                     if isinstance(expected, BitT):
                         self.implicit_cast(e.left, expected, scope)
                         return expected
-                    raise err(e, f"{show_expr(e)}: shift of an integer without a width by a "
-                              "non-constant amount")
+                    raise error(e, f"{show_expr(e)}: shift of an integer without a width by a "
+                                "non-constant amount")
                 return a
             if not isinstance(a, BitT):
-                raise err(e, f"{show_expr(e)}: cannot shift a value of type {a.show()}")
+                raise error(e, f"{show_expr(e)}: cannot shift a value of type {a.show()}")
             n = self.const_eval(e.right, scope)
             if isinstance(n, int) and not isinstance(n, bool) and n >= a.width:
                 # p4c's TypeInference::shift warns (and accepts: the result is 0, or the sign)
@@ -331,31 +332,31 @@ class ExpressionsMixin(CheckerState):
         if op in ("<", "<=", ">", ">="):
             t = self.unify_operands(a, b, e)
             if not isinstance(t, (BitT, InfIntT)):
-                raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
+                raise error(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
             self.cast_operands(e.left, e.right, t, scope)
             return BoolT()
         if op in ("+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"):
             for t in (a, b):
                 if not isinstance(t, (BitT, InfIntT)):
-                    raise err(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
+                    raise error(e, f"{show_expr(e)}: {op} needs integer operands, not {t.show()}")
             t = self.unify_operands(a, b, e)
             self.cast_operands(e.left, e.right, t, scope)
             if op in ("/", "%") and self.const_eval(e.right, scope) == 0:
                 # p4c's constant folder refuses these; BMv2 would fault at run time.
                 what = "Division" if op == "/" else "Modulo"
-                raise err(e, f"{show_expr(e)}: {what} by zero")
+                raise error(e, f"{show_expr(e)}: {what} by zero")
             if op in ("/", "%"):
                 x, y = self.const_eval(e.left, scope), self.const_eval(e.right, scope)
                 if isinstance(x, int) and isinstance(y, int) and (x < 0 or y < 0):
                     # p4c's ConstantFolding folds / and % only on non-negative numbers
                     what = "Division" if op == "/" else "Modulo"
-                    raise err(e, f"{show_expr(e)}: {what} is not defined for negative numbers")
+                    raise error(e, f"{show_expr(e)}: {what} is not defined for negative numbers")
             if op in ("/", "%") and isinstance(t, BitT) and t.signed:
-                raise err(e, f"{show_expr(e)}: Cannot operate on signed values")
+                raise error(e, f"{show_expr(e)}: Cannot operate on signed values")
             if op in ("|+|", "|-|") and isinstance(t, InfIntT):
-                raise err(e, f"{show_expr(e)}: saturating operation on untyped values")
+                raise error(e, f"{show_expr(e)}: saturating operation on untyped values")
             return t
-        raise err(e, f"unknown binary operator {op}")
+        raise error(e, f"unknown binary operator {op}")
 
     def check_aggregate_compare(self, e: ast.Binary, left: ast.Expr, a: PType,
                                 right: ast.Expr, b: PType) -> None:
@@ -367,7 +368,7 @@ class ExpressionsMixin(CheckerState):
                f"'{show_expr(right)}' with type '{b.show()}'")
 
         def refuse() -> NoReturn:
-            raise err(e, msg)
+            raise error(e, msg)
 
         if isinstance(a, TupleT) and isinstance(b, (StructT, HeaderT)):
             left, a, right, b = right, b, left, a
@@ -428,7 +429,7 @@ class ExpressionsMixin(CheckerState):
             v = self.const_eval(e.expr, scope) if isinstance(src, InfIntT) else None
             if isinstance(v, int) and not isinstance(v, bool) and v not in (0, 1):
                 # p4c's ConstantFolding wording
-                raise err(e, f"{show_expr(e)}: Only 0 and 1 can be cast to booleans")
+                raise error(e, f"{show_expr(e)}: Only 0 and 1 can be cast to booleans")
         elif isinstance(dst, EnumT) and dst.underlying is not None:
             ok = isinstance(src, (BitT, InfIntT)) or src == dst
         elif isinstance(dst, InfIntT):
@@ -436,5 +437,5 @@ class ExpressionsMixin(CheckerState):
         else:
             ok = src == dst
         if not ok:
-            raise err(e, f"{show_expr(e)}: Illegal cast from {src.show()} to {dst.show()}")
+            raise error(e, f"{show_expr(e)}: Illegal cast from {src.show()} to {dst.show()}")
         return dst

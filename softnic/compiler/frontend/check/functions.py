@@ -4,7 +4,7 @@ return type on every path.
 
 from __future__ import annotations
 
-from softnic.compiler.frontend.check.helpers import err
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.frontend.desugar import always_returns, walk
 from softnic.compiler.ir import ast
@@ -19,7 +19,7 @@ class FunctionsMixin(CheckerState):
 
     def check_function(self, d: ast.FunctionDecl, scope: Scope) -> None:
         if d.type_params:
-            raise err(d, f"{d.name}: generic functions are unsupported on this target")
+            raise error(d, f"{d.name}: generic functions are unsupported on this target")
         body_scope = scope.child()
         for p in d.params:
             self.check_default_value(p, body_scope)  # type: ignore[attr-defined]  # CallsMixin
@@ -31,14 +31,14 @@ class FunctionsMixin(CheckerState):
         ret = self.resolve_type(d.ret, scope)
         if not isinstance(ret, VoidT):
             if not always_returns(d.body):
-                raise err(d, f"{d.name}: function does not return a value on every path")
+                raise error(d, f"{d.name}: function does not return a value on every path")
             for n in walk(d.body):
                 if isinstance(n, ast.ReturnStmt):
                     if n.value is None:
-                        raise err(n, f"{d.name}: return without a value in a function returning "
-                                  f"{ret.show()}")
+                        raise error(n, f"{d.name}: return without a value in a function returning "
+                                    f"{ret.show()}")
                     self.assignable(self.types[id(n.value)], ret, n.value)
         else:
             for n in walk(d.body):
                 if isinstance(n, ast.ReturnStmt) and n.value is not None:
-                    raise err(n, f"{d.name}: return with a value in a void function")
+                    raise error(n, f"{d.name}: return with a value in a void function")

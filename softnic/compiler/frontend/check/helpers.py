@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import error
 from softnic.compiler.ir import ast
-
-
-def err(node: ast.Node | None, msg: str) -> CompileError:
-    return CompileError(node.loc if node is not None else None, msg)
 
 
 def annotation(node: Any, name: str) -> ast.Annotation | None:
@@ -45,4 +41,4 @@ MAX_WIDTH = 2048
 def check_width(node: ast.Node, width: int, kind: str) -> None:
     """Refuse absurd widths up front, with p4c's message, before anything allocates by them."""
     if width > MAX_WIDTH:
-        raise err(node, f"{kind}<{width}>: Compiler only supports widths up to {MAX_WIDTH}")
+        raise error(node, f"{kind}<{width}>: Compiler only supports widths up to {MAX_WIDTH}")

@@ -5,7 +5,7 @@ Keyset elements are also used by table ``entries``, so their check lives here an
 
 from __future__ import annotations
 
-from softnic.compiler.frontend.check.helpers import err
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
@@ -30,39 +30,39 @@ class ParsersMixin(CheckerState):
         scope = self.enter_block(d, "parsers")
         names = {s.name for s in d.states}
         if "start" not in names:
-            raise err(d, f"{d.name}: parser has no start state")
+            raise error(d, f"{d.name}: parser has no start state")
         for st in d.states:
             if st.name in ("accept", "reject"):
-                raise err(st, f"{st.name}: state name is reserved")
+                raise error(st, f"{st.name}: state name is reserved")
             scope.declare(Sym("state", st.name, None, st))
         for nm in ("accept", "reject"):
             prev = scope.syms.get(nm)
             if prev is not None:
-                raise err(prev.decl if isinstance(prev.decl, ast.Node) else d,
-                          f"{nm}: Duplicates declaration {nm} (the parser state {nm})")
+                raise error(prev.decl if isinstance(prev.decl, ast.Node) else d,
+                            f"{nm}: Duplicates declaration {nm} (the parser state {nm})")
             scope.declare(Sym("state", nm, None, None))
         for st in d.states:
             sscope = scope.child()
             self.scopes[id(st)] = sscope
             for s in st.stmts:
                 if isinstance(s, ast.SwitchStmt):
-                    raise err(s, "switch in parser states is not allowed")
+                    raise error(s, "switch in parser states is not allowed")
                 if isinstance(s, ast.IfStmt):
-                    raise err(s, "if statements in parser states are unsupported on this target")
+                    raise error(s, "if statements in parser states are unsupported on this target")
                 self.check_stmt(s, sscope, "parser")
             self.check_transition(st, sscope)
 
     def check_transition(self, st: ast.ParserState, scope: Scope) -> None:
         tr = st.transition
         if tr is None:
-            raise err(st, f"{st.name}: state has no transition")
+            raise error(st, f"{st.name}: state has no transition")
         if not tr.select_exprs:
             self.check_state_name(tr.next_state or "", tr, scope)
             return
         key_types = [self.type_of(k, scope) for k in tr.select_exprs]
         for kt, k in zip(key_types, tr.select_exprs, strict=False):
             if not isinstance(kt, (BitT, BoolT, EnumT, ErrorT)):
-                raise err(k, f"{show_expr(k)}: cannot select on a value of type {kt.show()}")
+                raise error(k, f"{show_expr(k)}: cannot select on a value of type {kt.show()}")
         for c in tr.cases:
             self.check_state_name(c.state, c, scope)
             ks = c.keyset
@@ -72,8 +72,8 @@ class ParsersMixin(CheckerState):
                 continue
             elems = ks.elems if isinstance(ks, ast.ListExpr) and len(key_types) > 1 else [ks]
             if len(elems) != len(key_types):
-                raise err(ks, f"{show_expr(ks)}: keyset has {len(elems)} elements, select has "
-                          f"{len(key_types)}")
+                raise error(ks, f"{show_expr(ks)}: keyset has {len(elems)} elements, select has "
+                            f"{len(key_types)}")
             for el, kt in zip(elems, key_types, strict=False):
                 self.check_keyset_elem(el, kt, scope)
 
@@ -88,7 +88,7 @@ class ParsersMixin(CheckerState):
             self.assignable(pt, kt, p)
             v = self.const_eval(p, scope)
             if v is None and id(p) not in self.consts:
-                raise err(p, f"{show_expr(p)}: keyset must be a compile-time constant")
+                raise error(p, f"{show_expr(p)}: keyset must be a compile-time constant")
             if v is not None:
                 self.consts[id(p)] = int(v)
         self.types[id(el)] = kt
@@ -100,14 +100,14 @@ class ParsersMixin(CheckerState):
         tnode = d.type.args[0]
         elem = self.resolve_type(tnode, scope)
         if not isinstance(elem, (BitT, BoolT, EnumT, StructT, TupleT)):
-            raise err(tnode, f"{elem.show()}: Illegal type for value_set element type")
+            raise error(tnode, f"{elem.show()}: Illegal type for value_set element type")
         if len(d.args) != 1 or d.args[0].name is not None:
-            raise err(d, f"{d.name}: value_set takes one argument, its size")
+            raise error(d, f"{d.name}: value_set takes one argument, its size")
         size_e = d.args[0].value
         size = self.const_eval(size_e, scope)
         if isinstance(size, bool) or not isinstance(size, int):
-            raise err(size_e, f"{show_expr(size_e)}: value_set size must be a compile-time "
-                      "constant integer")
+            raise error(size_e, f"{show_expr(size_e)}: value_set size must be a compile-time "
+                        "constant integer")
         sym = Sym(VS_KIND, d.name, ValueSetT(elem, int(size)), d, owner=owner,
                   qualified=self.qualify(d, owner))
         scope.declare(sym)
@@ -123,26 +123,26 @@ class ParsersMixin(CheckerState):
         if not named:
             return False
         if not (isinstance(ks, ast.PathExpr) and len(elems) == 1):
-            raise err(named[0], f"{named[0].name}: a value_set must be the whole keyset of a "
-                      "select case")
+            raise error(named[0], f"{named[0].name}: a value_set must be the whole keyset of a "
+                        "select case")
         sym = scope.lookup(ks.name)
         assert sym is not None and isinstance(sym.type, ValueSetT)
         fields = element_fields(sym.type.elem)
         if fields is None:
-            raise err(ks, f"{ks.name}: the fields of value_set<{sym.type.elem.show()}> cannot "
-                      "be matched in 'select': a struct element may hold only bit<W>, int<W>, "
-                      "bool and structs of those (p4c: Type not supported for struct field in "
-                      "'select')")
+            raise error(ks, f"{ks.name}: the fields of value_set<{sym.type.elem.show()}> cannot "
+                        "be matched in 'select': a struct element may hold only bit<W>, int<W>, "
+                        "bool and structs of those (p4c: Type not supported for struct field in "
+                        "'select')")
         ftypes = [ft for _, ft in fields]
         if ftypes != key_types:
             want = ", ".join(t.show() for t in key_types)
-            raise err(ks, f"{ks.name}: value_set<{sym.type.elem.show()}> does not match the "
-                      f"select key ({want}): its element fields must have the key's types, "
-                      "in order")
+            raise error(ks, f"{ks.name}: value_set<{sym.type.elem.show()}> does not match the "
+                        f"select key ({want}): its element fields must have the key's types, "
+                        "in order")
         self.syms[id(ks)] = sym
         return True
 
     def check_state_name(self, name: str, node: ast.Node, scope: Scope) -> None:
         sym = scope.lookup(name)
         if sym is None or sym.kind != "state":
-            raise err(node, f"{name}: declaration not found")
+            raise error(node, f"{name}: declaration not found")

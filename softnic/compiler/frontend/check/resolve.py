@@ -5,7 +5,8 @@ into the symbol it names.
 
 from __future__ import annotations
 
-from softnic.compiler.frontend.check.helpers import check_width, err
+from softnic.compiler.diagnostics import error
+from softnic.compiler.frontend.check.helpers import check_width
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
@@ -37,13 +38,13 @@ class ResolveMixin(CheckerState):
         if isinstance(t, ast.BitType):
             w = self.const_eval(t.width, scope)
             if not isinstance(w, int) or w <= 0 or (t.signed and w < 2 and False):
-                raise err(t, f"{show_expr(t.width)}: width must be a positive constant")
+                raise error(t, f"{show_expr(t.width)}: width must be a positive constant")
             check_width(t, w, "int" if t.signed else "bit")
             return BitT(w, t.signed)
         if isinstance(t, ast.VarbitType):
             w = self.const_eval(t.max_width, scope)
             if not isinstance(w, int) or w <= 0:
-                raise err(t, "varbit width must be a positive constant")
+                raise error(t, "varbit width must be a positive constant")
             check_width(t, w, "varbit")
             return VarbitT(w)
         if isinstance(t, ast.BoolType):
@@ -63,10 +64,10 @@ class ResolveMixin(CheckerState):
         if isinstance(t, ast.StackType):
             elem = self.resolve_type(t.elem, scope)
             if not isinstance(elem, (HeaderT, UnionT)):
-                raise err(t, f"header stack element must be a header, not {elem.show()}")
+                raise error(t, f"header stack element must be a header, not {elem.show()}")
             n = self.const_eval(t.size, scope)
             if not isinstance(n, int) or n <= 0:
-                raise err(t, "header stack size must be a positive constant")
+                raise error(t, "header stack size must be a positive constant")
             return StackT(elem, n)
         if isinstance(t, ast.TupleType):
             tt = TupleT(tuple(self.resolve_type(e, scope) for e in t.elems))
@@ -77,11 +78,11 @@ class ResolveMixin(CheckerState):
                 return ErrorT()
             sym = scope.lookup(t.name)
             if sym is None:
-                raise err(t, f"{t.name}: declaration not found")
+                raise error(t, f"{t.name}: declaration not found")
             if sym.kind == "generic":
                 decl = sym.decl
                 if len(t.args) != len(decl.type_params):
-                    raise err(
+                    raise error(
                         t,
                         f"{t.name}: expected {len(decl.type_params)} type arguments, "
                         f"got {len(t.args)}",
@@ -96,15 +97,15 @@ class ResolveMixin(CheckerState):
                     tps = getattr(sym.decl, "type_params", None) if isinstance(
                         sym.type, BlockT) else None
                     if not tps:
-                        raise err(t, f"{t.name}: is not a generic type")
+                        raise error(t, f"{t.name}: is not a generic type")
                     if len(t.args) != len(tps):
-                        raise err(t, f"{t.name}: expected {len(tps)} type arguments, "
-                                  f"got {len(t.args)}")
+                        raise error(t, f"{t.name}: expected {len(tps)} type arguments, "
+                                    f"got {len(t.args)}")
                     for a in t.args:
                         self.resolve_type(a, scope)
                 return sym.type
-            raise err(t, f"{t.name}: is not a type")
-        raise err(t, f"{type(t).__name__}: unsupported type")
+            raise error(t, f"{t.name}: is not a type")
+        raise error(t, f"{type(t).__name__}: unsupported type")
 
     @staticmethod
     def canonical_tuple_spelling(t: ast.TupleType, tt: TupleT) -> None:
@@ -121,6 +122,6 @@ class ResolveMixin(CheckerState):
     def lookup(self, e: ast.PathExpr, scope: Scope) -> Sym:
         sym = scope.lookup(e.name)
         if sym is None:
-            raise err(e, f"{e.name}: declaration not found")
+            raise error(e, f"{e.name}: declaration not found")
         self.syms[id(e)] = sym
         return sym

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from softnic.compiler.frontend.check.helpers import err
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check.state import CheckerState
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
@@ -62,10 +62,10 @@ class StacksMixin(CheckerState):
         if not isinstance(bt, StackT):
             return
         if e.name == "nextIndex":
-            raise err(e, f"Cannot extract field nextIndex from {show_expr(e.expr)} which has "
-                      f"type {bt.show()}")
+            raise error(e, f"Cannot extract field nextIndex from {show_expr(e.expr)} which has "
+                        f"type {bt.show()}")
         if not in_parser and e.name in PARSER_ONLY:
-            raise err(e, f"{show_expr(e)}: {PARSER_ONLY[e.name]}")
+            raise error(e, f"{show_expr(e)}: {PARSER_ONLY[e.name]}")
         if in_parser and e.name in NOT_IN_PARSER:
-            raise err(e, f"{show_expr(e)}: 'push_front' and 'pop_front' for stacks cannot be "
-                      "used in a parser")
+            raise error(e, f"{show_expr(e)}: 'push_front' and 'pop_front' for stacks cannot be "
+                        "used in a parser")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check.fold import mask
-from softnic.compiler.frontend.check.helpers import err
 from softnic.compiler.frontend.check.side_effects import (
     CONDITIONAL_IN_ACTION,
     contains_side_effect_in_ternary,
@@ -53,17 +53,17 @@ class StatementsMixin(CheckerState):
             self.assignable(rt, lt, s)
             self.fit_literal(s.rhs, lt)
             if ctx == "action" and contains_side_effect_in_ternary(s.rhs, self):
-                raise err(s, CONDITIONAL_IN_ACTION)
+                raise error(s, CONDITIONAL_IN_ACTION)
         elif isinstance(s, ast.CallStmt):
             self.type_of(s.call, scope)
             info = self.calls.get(id(s.call))
             if info is not None and info.kind == "action" and ctx == "action":
                 if info.name in self._cur_action:
-                    raise err(s, f"{show_expr(s.call)}: recursive action call")
+                    raise error(s, f"{show_expr(s.call)}: recursive action call")
         elif isinstance(s, ast.IfStmt):
             ct = self.type_of(s.cond, scope)
             if not isinstance(ct, BoolT):
-                raise err(s.cond, f"{show_expr(s.cond)}: condition must be bool, not {ct.show()}")
+                raise error(s.cond, f"{show_expr(s.cond)}: condition must be bool, not {ct.show()}")
             # p4c's Predication (side_effects.py) refuses, at the statement it cannot predicate,
             # what is left under an if in an action; an if whose condition is a compile-time
             # constant is folded away before that, so its dead branch is never looked at
@@ -79,15 +79,15 @@ class StatementsMixin(CheckerState):
             if ctx == "action" and not isinstance(folded, bool) and not self._dead_branches:
                 bad = self.unpredicable(s)
                 if bad is not None:
-                    raise err(bad, f"{self.unpredicable_text(bad)}: {CONDITIONAL_IN_ACTION}")
+                    raise error(bad, f"{self.unpredicable_text(bad)}: {CONDITIONAL_IN_ACTION}")
         elif isinstance(s, ast.SwitchStmt):
             if ctx in ("action", "function"):
-                raise err(s, "switch statements in actions are unsupported on this target")
+                raise error(s, "switch statements in actions are unsupported on this target")
             self.check_switch(s, scope, ctx)
         elif isinstance(s, ast.VarDecl):
             t = self.resolve_type(s.type, scope)
             if isinstance(t, (ExternT, VoidT)):
-                raise err(s, f"{s.name}: variables of type {t.show()} are not allowed")
+                raise error(s, f"{s.name}: variables of type {t.show()} are not allowed")
             if s.init is not None:
                 it = self.type_of(s.init, scope, t)
                 self.assignable(it, t, s.init)
@@ -99,20 +99,20 @@ class StatementsMixin(CheckerState):
             self.declare_const(s, scope)
         elif isinstance(s, ast.ExitStmt):
             if ctx == "function":
-                raise err(s, "exit in functions is unsupported on this target")
+                raise error(s, "exit in functions is unsupported on this target")
         elif isinstance(s, ast.ReturnStmt):
             if s.value is not None:
                 if ctx != "function":
-                    raise err(s, "return with a value outside a function")
+                    raise error(s, "return with a value outside a function")
                 self.type_of(s.value, scope)
         elif isinstance(s, ast.EmptyStmt):
             pass
         elif isinstance(s, ast.InstantiationDecl):
-            raise err(s, f"{s.name}: instantiation inside a block is not allowed")
+            raise error(s, f"{s.name}: instantiation inside a block is not allowed")
         elif isinstance(s, ast.ActionDecl):
-            raise err(s, f"{s.name}: nested action declarations are not allowed")
+            raise error(s, f"{s.name}: nested action declarations are not allowed")
         else:
-            raise err(s, f"{type(s).__name__}: unsupported statement")
+            raise error(s, f"{type(s).__name__}: unsupported statement")
 
     def check_switch(self, s: ast.SwitchStmt, scope: Scope, ctx: str) -> None:
         t = self.type_of(s.expr, scope)
@@ -130,12 +130,12 @@ class StatementsMixin(CheckerState):
             elif isinstance(c.label, ast.PathExpr):
                 sym = self.lookup(c.label, scope)
                 if sym.kind != "action" or (allowed and c.label.name not in allowed):
-                    raise err(c.label, f"{c.label.name}: not an action of table {t.table}")
+                    raise error(c.label, f"{c.label.name}: not an action of table {t.table}")
                 if c.label.name in seen:
-                    raise err(c.label, f"{c.label.name}: duplicate switch label")
+                    raise error(c.label, f"{c.label.name}: duplicate switch label")
                 seen.add(c.label.name)
             else:
-                raise err(c.label, f"{show_expr(c.label)}: switch label must be an action name")
+                raise error(c.label, f"{show_expr(c.label)}: switch label must be an action name")
             if c.body is not None:
                 self.check_block(c.body, scope, ctx)
 
@@ -143,13 +143,13 @@ class StatementsMixin(CheckerState):
         """``switch (e) { 1: {...} default: {...} }`` on a bit<W>/int<W>/enum/error value;
         the labels must be distinct compile-time constants of e's type."""
         if not isinstance(t, (BitT, EnumT, ErrorT)):
-            raise err(s.expr, f"{show_expr(s.expr)}: switch on a value of type {t.show()} is "
-                      "not allowed")
+            raise error(s.expr, f"{show_expr(s.expr)}: switch on a value of type {t.show()} is "
+                        "not allowed")
         seen: set[Any] = set()
         for i, c in enumerate(s.cases):
             if isinstance(c.label, ast.Default):
                 if i != len(s.cases) - 1:
-                    raise err(c.label, "default label must be the last switch label")
+                    raise error(c.label, "default label must be the last switch label")
             else:
                 lt = self.type_of(c.label, scope, t)
                 self.assignable(lt, t, c.label)
@@ -157,12 +157,12 @@ class StatementsMixin(CheckerState):
                 if v is None:
                     v = self.consts.get(id(c.label))
                 if not isinstance(v, int):
-                    raise err(c.label, f"{show_expr(c.label)}: switch label must be a "
-                              "compile-time constant")
+                    raise error(c.label, f"{show_expr(c.label)}: switch label must be a "
+                                "compile-time constant")
                 if isinstance(t, BitT):
                     v &= mask(t.width)
                 if v in seen:
-                    raise err(c.label, f"{show_expr(c.label)}: duplicate switch label")
+                    raise error(c.label, f"{show_expr(c.label)}: duplicate switch label")
                 seen.add(v)
                 self.consts[id(c.label)] = v
             if c.body is not None:

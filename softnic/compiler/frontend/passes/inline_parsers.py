@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.desugar import (
     bind_args,
     declared_names,

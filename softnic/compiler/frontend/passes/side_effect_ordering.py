@@ -50,7 +50,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.ast_util import Names, lvalue_base, mentions, subst_types, walk
 from softnic.compiler.ir.pretty import show_expr

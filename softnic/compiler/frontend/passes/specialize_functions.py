@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.ast_util import ArgTypes, Names, map_children, subst_types, unify
 

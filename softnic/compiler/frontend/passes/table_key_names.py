@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from softnic.compiler.errors import CompileError
+from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.desugar import type_decl, type_decls
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
