@@ -1,26 +1,27 @@
 """Build the cache's P4 program: BMv2 JSON + P4Info, with softnic or with real p4c-bm2-ss.
 
 ``build()`` compiles ``p4src/v1model/p4cache.p4`` into a build directory (once per set of
-``-D`` definitions and target) and returns the paths. The project root is found from this file,
-so it works from any working directory of an editable install.
+``-D`` definitions and target) and returns the paths. The sources and the build directory come
+from p4cache.paths (installed package data or the source checkout; ``$P4CACHE_DATA_DIR`` and
+``$P4CACHE_BUILD_DIR`` override them), so it works from any working directory.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-P4SRC = ROOT / "p4src"
-MAIN_P4 = P4SRC / "v1model" / "p4cache.p4"
-# Where compiled programs are kept (one directory per compiler, sources and -D set): build/, or
-# the directory P4CACHE_BUILD_DIR names.
-BUILD = Path(os.environ.get("P4CACHE_BUILD_DIR") or ROOT / "build")
+from p4cache import paths
+
+P4SRC = paths.p4src()
+MAIN_P4 = paths.main_p4()
+# Where compiled programs are kept (one directory per compiler, sources and -D set): the
+# checkout's build/, or the directory P4CACHE_BUILD_DIR names (p4cache.paths.build_dir).
+BUILD = paths.build_dir()
 
 
 # P4Info is written as text under a name ending ``.txt``: p4c-bm2-ss picks the format from the

@@ -22,7 +22,9 @@ from p4cache.lincheck import (
     find_binary,
     read_history,
 )
-from p4cache.lincheck.check import REPO
+from p4cache.paths import checkout
+
+REPO = checkout()
 
 MS = 1_000_000
 S = 1_000_000_000

@@ -24,6 +24,7 @@ from google.protobuf import text_format
 from p4.config.v1 import p4info_pb2
 
 from p4cache import program
+from p4cache.paths import checkout
 
 
 def test_the_stand_in_refuses_what_p4c_1_2_4_refuses(p4c_on_path: Path, tmp_path: Path) -> None:
@@ -49,7 +50,7 @@ def test_program_build_with_p4c_bm2_ss(p4c_on_path: Path, tmp_path: Path) -> Non
 @pytest.mark.skipif(os.geteuid() != 0, reason="PTF's veth pairs need root")
 def test_make_ptf_target_bmv2_path(p4c_on_path: Path, tmp_path: Path) -> None:
     res = subprocess.run(
-        ["bash", str(program.ROOT / "ptf-tests" / "run.sh"), "bmv2", "hits.KeyLengths",
+        ["bash", str(checkout() / "ptf-tests" / "run.sh"), "bmv2", "hits.KeyLengths",
          "forwarding"],
         capture_output=True, text=True, check=False, timeout=600,
         # a build directory of its own: the stand-in's output must never sit in build/ where a

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import sys
 
+from p4cache.agent_protocol import DEFAULT_PORT as CONTROL_PORT
 from p4cache.dataplane import CACHE_CTRL_PORT
 from p4cache_agent.agent import Agent, Config
 
@@ -32,8 +33,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--source", default=None,
                    help="source address of control datagrams (default: the --listen host "
                         "unless it is a wildcard)")
-    p.add_argument("--control", type=addr, default=("127.0.0.1", 11213),
-                   help="controller's channel (default 127.0.0.1:11213)")
+    p.add_argument("--control", type=addr, default=("127.0.0.1", CONTROL_PORT),
+                   help=f"controller's channel (default 127.0.0.1:{CONTROL_PORT})")
     p.add_argument("--memcached-udp-port", type=int, default=11211,
                    help="memcached's UDP port (-U) in this namespace: a fetch waits until "
                         "nothing is queued on it (default 11211; 0: no UDP fence)")

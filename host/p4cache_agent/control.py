@@ -1,29 +1,16 @@
-"""The controller's channel: JSON lines over TCP, one request per line, one reply per request
-(spec "Agent control channel"). Requests carry ``id``; replies echo it and may come out of
-order (a fetch can wait for its fence while others are answered).
-
-    {"id":1,"op":"fetch","key":"foo"}
-      -> {"id":1,"ok":true,"found":true,"flags":0,"ttl":-1,"value_b64":"..."}
-       | {"id":1,"ok":true,"found":false}
-       | {"id":1,"ok":false,"error":"busy"}          fence timeout, flush owed or pending
-    {"id":2,"op":"unwatch","key":"foo"}   -> {"id":2,"ok":true}
-    {"id":3,"op":"sync","keys":["a","b"]} -> {"id":3,"ok":true,"watched":2}
-    {"id":4,"op":"status"}                -> {"id":4,"ok":true,"status":{...}}
-    anything else                         -> {"id":...,"ok":false,"error":"..."}
-
-Keys are memcached keys as latin-1 strings.
-"""
+"""The controller's channel, the agent's end (spec "Agent control channel"): JSON lines over
+TCP, one request per line, one reply per request, as p4cache.agent_protocol defines them."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
+from p4cache import agent_protocol as proto
 from p4cache_agent import udpqueue
 from p4cache_agent.expiry import Expiry
 from p4cache_agent.fetch import FetchError, MemcachedReader
@@ -34,7 +21,7 @@ from p4cache_agent.watch import InFlight, WatchSet
 
 log = logging.getLogger("p4cache_agent.control")
 
-REQUEST_MAX = 16 << 20       # a sync of every slot's key fits many times over
+REQUEST_MAX = proto.LINE_MAX  # a sync of every slot's key fits many times over
 OUTSTANDING_MAX = 256        # requests in progress per connection
 
 
@@ -42,12 +29,12 @@ class BadRequest(Exception):
     pass
 
 
-def _key(req: dict[str, Any], name: str = "key") -> bytes:
+def _key(req: dict[str, Any], name: str = proto.KEY) -> bytes:
     k = req.get(name)
     if not isinstance(k, str):
         raise BadRequest(f"'{name}' must be a string")
     try:
-        b = k.encode("latin-1")
+        b = proto.key_bytes(k)
     except UnicodeEncodeError:
         raise BadRequest(f"key {k!r} is not latin-1") from None
     if not 1 <= len(b) <= KEY_MAX_LENGTH or any(c <= 0x20 or c == 0x7F for c in b):
@@ -84,7 +71,8 @@ class ControlServer:
                 try:
                     line = await reader.readuntil(b"\n")
                 except asyncio.LimitOverrunError:
-                    self._send(writer, {"id": None, "ok": False, "error": "request too long"})
+                    self._send(writer, {proto.ID: None, proto.OK: False,
+                                        proto.ERROR: "request too long"})
                     break
                 except asyncio.IncompleteReadError:
                     break
@@ -104,42 +92,39 @@ class ControlServer:
 
     def _send(self, writer: asyncio.StreamWriter, rep: dict[str, Any]) -> None:
         if not writer.is_closing():
-            writer.write(json.dumps(rep, separators=(",", ":")).encode() + b"\n")
+            writer.write(proto.encode(rep))
 
     async def _answer(self, line: bytes, writer: asyncio.StreamWriter) -> None:
         rid: Any = None
         try:
-            req = json.loads(line)
-            if not isinstance(req, dict):
-                raise BadRequest("a request is a JSON object")
-            rid = req.get("id")
+            req = proto.decode(line)
+            rid = req.get(proto.ID)
             rep = await self.handle(req)
         except (ValueError, BadRequest) as e:
-            rep = {"ok": False, "error": f"bad request: {e}"}
-        self._send(writer, {"id": rid, **rep})
+            rep = {proto.OK: False, proto.ERROR: f"bad request: {e}"}
+        self._send(writer, {proto.ID: rid, **rep})
 
     async def handle(self, req: dict[str, Any]) -> dict[str, Any]:
-        op = req.get("op")
-        self.metrics.inc(f"control_{op}" if op in ("fetch", "unwatch", "sync", "status")
-                         else "control_other")
-        if op == "fetch":
+        op = req.get(proto.OP)
+        self.metrics.inc(f"control_{op}" if op in proto.OPS else "control_other")
+        if op == proto.FETCH:
             return await self.fetch(_key(req))
-        if op == "unwatch":
+        if op == proto.UNWATCH:
             key = _key(req)
             self.watch.discard(key)
             self.expiry.cancel(key)
-            return {"ok": True}
-        if op == "sync":
-            keys = req.get("keys")
+            return {proto.OK: True}
+        if op == proto.SYNC:
+            keys = req.get(proto.KEYS)
             if not isinstance(keys, list):
-                raise BadRequest("'keys' must be a list")
-            ks = {_key({"key": k}) for k in keys}
+                raise BadRequest(f"'{proto.KEYS}' must be a list")
+            ks = {_key({proto.KEY: k}) for k in keys}
             self.watch.sync(ks)
             self.expiry.keep_only(ks)
             log.info("sync: %d keys watched", len(ks))
-            return {"ok": True, "watched": len(ks)}
-        if op == "status":
-            return {"ok": True, "status": self.status()}
+            return {proto.OK: True, proto.WATCHED: len(ks)}
+        if op == proto.STATUS:
+            return {proto.OK: True, proto.STATUS_FIELD: self.status()}
         raise BadRequest(f"unknown op {op!r}")
 
     async def _udp_drained(self) -> bool:
@@ -164,24 +149,24 @@ class ControlServer:
                 self.metrics.inc("fences_waited")
                 if not await self.inflight.wait_clear(key, mark, self.fence_timeout):
                     self.metrics.inc("fence_timeouts")
-                    return {"ok": False, "error": "busy"}
+                    return {proto.OK: False, proto.ERROR: proto.BUSY}
                 self.metrics.observe("fence", time.monotonic() - start)
             if self.udp_port and not await self._udp_drained():
-                return {"ok": False, "error": "busy"}
+                return {proto.OK: False, proto.ERROR: proto.BUSY}
             blocked = self.gate.fetch_blocked()
         if blocked is not None:
             self.metrics.inc("fetches_blocked")
             log.info("fetch %r: busy: %s", key, blocked)
-            return {"ok": False, "error": "busy"}
+            return {proto.OK: False, proto.ERROR: proto.BUSY}
         try:
             item = await self.reader.get(key)
         except FetchError as e:
             self.metrics.inc("fetch_errors")
-            return {"ok": False, "error": str(e)}
+            return {proto.OK: False, proto.ERROR: str(e)}
         self.metrics.inc("fetches")
         if item is None:
-            return {"ok": True, "found": False}
+            return {proto.OK: True, proto.FOUND: False}
         if item.ttl > 0:
             self.expiry.invalidate_in(key, item.ttl - self.ttl_margin)
-        return {"ok": True, "found": True, "flags": item.flags, "ttl": item.ttl,
-                "value_b64": base64.b64encode(item.value).decode()}
+        return {proto.OK: True, proto.FOUND: True, proto.FLAGS: item.flags, proto.TTL: item.ttl,
+                proto.VALUE_B64: base64.b64encode(item.value).decode()}

@@ -20,8 +20,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = ROOT / "docs" / "architecture.png"
+from p4cache.paths import checkout  # noqa: E402
+
+DEFAULT_OUT = (checkout() or Path.cwd()) / "docs" / "architecture.png"
 
 # One colour per path, used in both panels.
 PATHS = {

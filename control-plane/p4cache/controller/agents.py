@@ -1,4 +1,5 @@
-"""Client of a host agent's control channel: JSON lines over TCP (spec "Agent control channel").
+"""Client of a host agent's control channel: JSON lines over TCP (spec "Agent control channel";
+the messages are p4cache.agent_protocol's, which the agent imports too).
 
 Requests carry an ``id`` and the replies echo it, so several may be outstanding on one
 connection (a fetch can wait up to the agent's fence timeout).
@@ -14,13 +15,14 @@ from __future__ import annotations
 
 import base64
 import itertools
-import json
 import logging
 import socket
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
+
+from p4cache import agent_protocol as proto
 
 log = logging.getLogger("p4cache.controller.agents")
 
@@ -40,10 +42,6 @@ class Item:
     flags: int
     ttl: int
     value: bytes
-
-
-def _key_text(key: bytes) -> str:
-    return key.decode("latin-1")
 
 
 class AgentClient:
@@ -78,12 +76,12 @@ class AgentClient:
         not exist. The agent watches the key from now on."""
         with self._lock:
             self._watched.add(key)
-        rep = self._call({"op": "fetch", "key": _key_text(key)})
-        if not rep.get("found"):
+        rep = self._call(proto.FETCH, key=proto.key_text(key))
+        if not rep.get(proto.FOUND):
             return None
         try:
-            return Item(flags=int(rep.get("flags", 0)), ttl=int(rep.get("ttl", -1)),
-                        value=base64.b64decode(rep["value_b64"], validate=True))
+            return Item(flags=int(rep.get(proto.FLAGS, 0)), ttl=int(rep.get(proto.TTL, -1)),
+                        value=base64.b64decode(rep[proto.VALUE_B64], validate=True))
         except (KeyError, ValueError, TypeError) as e:
             raise AgentError(f"agent {self.name}: bad fetch reply {rep!r}: {e}") from None
 
@@ -92,7 +90,7 @@ class AgentClient:
         with self._lock:
             self._watched.discard(key)
         try:
-            self._call({"op": "unwatch", "key": _key_text(key)})
+            self._call(proto.UNWATCH, key=proto.key_text(key))
         except AgentError:
             # The mirror no longer has the key; a new connection syncs from the mirror.
             self._drop("unwatch failed")
@@ -102,10 +100,10 @@ class AgentClient:
         """W := ``keys`` (after the controller's restart)."""
         with self._lock:
             self._watched = set(keys)
-        self._call({"op": "sync", "keys": sorted(_key_text(k) for k in keys)})
+        self._call(proto.SYNC, keys=sorted(proto.key_text(k) for k in keys))
 
     def status(self) -> dict[str, Any]:
-        return self._call({"op": "status"})
+        return self._call(proto.STATUS)
 
     def ensure_connected(self) -> bool:
         """Connect (and sync) if not connected; False if the agent cannot be reached."""
@@ -133,32 +131,33 @@ class AgentClient:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._sock = sock
-                keys = sorted(_key_text(k) for k in self._watched)
+                keys = sorted(proto.key_text(k) for k in self._watched)
             threading.Thread(target=self._reader, args=(sock,), daemon=True,
                              name=f"agent-{self.name}").start()
             self.sessions += 1
             # First request on every connection: W := the mirror.
-            self._exchange(sock, {"op": "sync", "keys": keys})
+            self._exchange(sock, proto.SYNC, keys=keys)
             log.info("agent %s: connected (session %d), synced %d keys", self.name,
                      self.sessions, len(keys))
             return sock
 
-    def _call(self, req: dict[str, Any]) -> dict[str, Any]:
-        return self._exchange(self._connection(), req)
+    def _call(self, op: str, **fields: Any) -> dict[str, Any]:
+        return self._exchange(self._connection(), op, **fields)
 
-    def _exchange(self, sock: socket.socket, req: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, sock: socket.socket, op: str, **fields: Any) -> dict[str, Any]:
         rid = next(self._ids)
         fut: Future[dict[str, Any]] = Future()
         with self._lock:
             self._waiters[rid] = fut
-        line = json.dumps({"id": rid, **req}, separators=(",", ":")).encode() + b"\n"
+        req = proto.request(op, rid, **fields)
+        line = proto.encode(req)
         try:
             with self._send_lock:
                 sock.sendall(line)
             rep = fut.result(timeout=self.timeout)
         except TimeoutError:
-            self._drop(f"no reply to {req['op']} in {self.timeout:g} s")
-            raise AgentError(f"agent {self.name}: no reply to {req['op']} "
+            self._drop(f"no reply to {op} in {self.timeout:g} s")
+            raise AgentError(f"agent {self.name}: no reply to {op} "
                              f"in {self.timeout:g} s") from None
         except OSError as e:
             self._drop(str(e))
@@ -166,11 +165,11 @@ class AgentClient:
         finally:
             with self._lock:
                 self._waiters.pop(rid, None)
-        if not rep.get("ok"):
-            err = rep.get("error", "error")
-            if err == "busy":
-                raise AgentBusy(f"agent {self.name}: {req['op']} {req.get('key', '')!r}: busy")
-            raise AgentError(f"agent {self.name}: {req['op']}: {err}")
+        if not rep.get(proto.OK):
+            err = rep.get(proto.ERROR, "error")
+            if err == proto.BUSY:
+                raise AgentBusy(f"agent {self.name}: {op} {fields.get(proto.KEY, '')!r}: busy")
+            raise AgentError(f"agent {self.name}: {op}: {err}")
         return rep
 
     def _reader(self, sock: socket.socket) -> None:
@@ -186,8 +185,8 @@ class AgentClient:
                     if not line.strip():
                         continue
                     try:
-                        rep = json.loads(line)
-                        rid = rep["id"]
+                        rep = proto.decode(line)
+                        rid = rep[proto.ID]
                     except (ValueError, KeyError, TypeError):
                         log.warning("agent %s: unreadable line %r", self.name, line[:200])
                         continue

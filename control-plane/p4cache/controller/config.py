@@ -22,7 +22,8 @@ controller sends as packet-outs (the switch takes them from the CPU port whateve
 
 Every error names the file and the field (``controller.json: servers[1].ip: ...``) so a wrong
 config is fixed without reading this code. Relative paths are taken from the config file's
-directory, and for ``program.p4`` also from the repository root (``p4src/...``).
+directory, and for ``program.p4`` also from p4cache's data root (``p4src/...``: the repository
+root, or the installed package data; p4cache.paths).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from p4cache import dataplane as dp
-from p4cache import program as p4program
+from p4cache import paths
 
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
@@ -239,7 +240,7 @@ def _program(r: _Reader) -> ProgramConfig:
     if "p4" in r.obj:
         if "bmv2_json" in r.obj or "p4info" in r.obj:
             r.fail("give either p4 or bmv2_json + p4info, not both")
-        return ProgramConfig(p4=_path(r, "p4", r.get("p4", str), also=p4program.ROOT),
+        return ProgramConfig(p4=_path(r, "p4", r.get("p4", str), also=paths.data_root()),
                              defines=dict(defines))
     if "bmv2_json" not in r.obj or "p4info" not in r.obj:
         r.fail("needs p4 (a P4 source to compile) or both bmv2_json and p4info")

@@ -20,7 +20,7 @@ def resolve(pc: ProgramConfig) -> PipelineFiles:
     if pc.p4.resolve() == p4program.MAIN_P4.resolve():
         prog = p4program.build(pc.defines)
         return PipelineFiles(prog.json_path, prog.p4info_path)
-    # Another P4 source: softnic compile into build/controller-<digest>/.
+    # Another P4 source: softnic compile into <build dir>/controller-<digest>/.
     h = hashlib.sha256(str(pc.p4.resolve()).encode() + pc.p4.read_bytes())
     h.update(repr(sorted(pc.defines.items())).encode())
     out = p4program.BUILD / f"controller-{h.hexdigest()[:12]}"

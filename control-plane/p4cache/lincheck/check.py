@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from p4cache import paths
 from p4cache.lincheck.history import Op, write_history
 
 BINARY = "p4cache-lincheck"
 ENV_BINARY = "P4CACHE_LINCHECK"  # an explicit path to the binary wins
-REPO = Path(__file__).resolve().parents[3]
-BUILT = REPO / "build" / "bin" / BINARY
+# `make lincheck`'s output in the source checkout (None when p4cache is installed, not checked out)
+BUILT = paths.lincheck_built()
 
 
 class LincheckError(RuntimeError):
@@ -35,14 +36,17 @@ def find_binary() -> Path:
         if not os.access(explicit, os.X_OK):
             raise LincheckNotBuilt(f"${ENV_BINARY}={explicit} is not an executable")
         return Path(explicit)
-    if os.access(BUILT, os.X_OK):
+    if BUILT is not None and os.access(BUILT, os.X_OK):
         return BUILT
     found = shutil.which(BINARY)
     if found:
         return Path(found)
+    if BUILT is None:
+        raise LincheckNotBuilt(f"{BINARY} not found on PATH (nor ${ENV_BINARY}): build it from "
+                               "tools/lincheck in a p4cache checkout (`make lincheck`)")
     raise LincheckNotBuilt(
         f"{BINARY} not found in {BUILT.parent} nor on PATH: run `make setup` "
-        f"(or `make lincheck`) in {REPO}"
+        f"(or `make lincheck`) in {paths.checkout() or 'the p4cache checkout'}"
     )
 
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from p4cache import paths
 from p4cache import program as p4program
 from p4cache.controller import status as status_mod
 from p4cache.lab import lab as labmod
@@ -29,7 +30,7 @@ from p4cache.topo import Topology, load
 from p4cache.topo import net as topo_net
 from p4cache.topo.switches import P4RuntimeSwitch
 
-DEFAULT_TOPOLOGY = p4program.ROOT / "topo" / "topology.json"
+DEFAULT_TOPOLOGY = paths.default_topology()
 MGMT_BASE = "10.251"
 TARGETS = {"softnic": ("softnic", None), "bmv2": ("p4c-bm2-ss", "simple_switch_grpc")}
 READY_TIMEOUT = 60.0
