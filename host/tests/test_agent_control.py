@@ -6,9 +6,22 @@ import base64
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from agentkit import Agent, Control, Memcached, exchange
+
+
+def eventually(check: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
+    """Poll ``check`` until it holds; a generous deadline, so a busy machine is only slower."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        time.sleep(0.02)
+
+
+def in_flight(a: Agent) -> int:
+    return a.control.call({"op": "status"})["status"]["in_flight"]
 
 
 def test_fetch_reads_value_flags_and_ttl(agent: Agent, memcached: Memcached) -> None:
@@ -52,14 +65,14 @@ def test_bad_requests_get_errors_and_the_channel_lives_on(agent: Agent) -> None:
 
 
 def test_fetch_waits_for_a_write_in_flight(memcached: Memcached, tmp_path: Path) -> None:
-    a = Agent(memcached, tmp_path / "agent.log", "--fence-timeout", "3")
+    # the fence waits up to 10 s: far longer than this test needs even on a busy machine
+    a = Agent(memcached, tmp_path / "agent.log", "--fence-timeout", "10")
     try:
         assert a.control.call({"op": "sync", "keys": []})["ok"]
         exchange(memcached.port, b"set k 0 0 3\r\nold\r\n")
         w = socket.create_connection(("127.0.0.1", a.port))
         w.sendall(b"set k 0 0 3\r\nne")   # admitted and forwarded, its block unfinished
-        time.sleep(0.2)
-        assert a.control.call({"op": "status"})["status"]["in_flight"] == 1
+        eventually(lambda: in_flight(a) == 1, "the write is in flight")
         rep: dict = {}
 
         def fetch() -> None:
@@ -71,7 +84,7 @@ def test_fetch_waits_for_a_write_in_flight(memcached: Memcached, tmp_path: Path)
         assert not rep                      # still waiting for the write
         w.sendall(b"w\r\n")
         assert w.recv(100) == b"STORED\r\n"
-        t.join(5)
+        t.join(15)
         assert base64.b64decode(rep["value_b64"]) == b"new"
         st = a.control.call({"op": "status"})["status"]
         assert st["counters"]["fences_waited"] == 1 and st["latency"]["fence"]["n"] == 1
@@ -88,15 +101,17 @@ def test_fence_timeout_is_busy_and_only_earlier_writes_count(memcached: Memcache
         assert c.call({"op": "sync", "keys": []})["ok"]
         w = socket.create_connection(("127.0.0.1", a.port))
         w.sendall(b"set k 0 0 1 noreply\r\n")   # a noreply write, its block unfinished
-        time.sleep(0.2)
+        eventually(lambda: in_flight(a) == 1, "the write is in flight")
         t0 = time.monotonic()
         assert c.call({"op": "fetch", "key": "k"}) == {"ok": False, "error": "busy"}
-        assert 0.45 < time.monotonic() - t0 < 2
+        # it waited the fence timeout, then gave up (the upper bound only catches a hang: a
+        # busy machine answers late)
+        assert 0.45 < time.monotonic() - t0 < 10
         assert c.call({"op": "fetch", "key": "other"})["ok"]    # another key: no wait
         # the key stays watched: a new write to it now needs the (unreachable) switch
         assert c.call({"op": "status"})["status"]["watch"]["keys"] == 2
         w.sendall(b"x\r\n")
-        time.sleep(0.3)
+        eventually(lambda: in_flight(a) == 0, "memcached ran the write")
         assert c.call({"op": "fetch", "key": "k"})["value_b64"] == "eA=="
         assert c.call({"op": "status"})["status"]["counters"]["fence_timeouts"] == 1
         w.close()

@@ -37,11 +37,12 @@ def test_drained_while_waiting() -> None:
             loop = asyncio.get_running_loop()
             loop.call_later(0.05, rx.recv, 10)
             t0 = loop.time()
-            waited = await udpqueue.wait_drained(port, 2.0)
+            waited = await udpqueue.wait_drained(port, 10.0)
             return waited, loop.time() - t0
 
     waited, elapsed = asyncio.run(run())
-    assert waited is not None and 0.04 <= waited <= elapsed < 1.5
+    # it returned once drained, not at its 10 s deadline (the bound leaves a busy machine room)
+    assert waited is not None and 0.04 <= waited <= elapsed < 8
 
 
 def test_no_socket_on_the_port() -> None:

@@ -248,7 +248,8 @@ def test_sigterm_and_sigint_exit_0_and_release_ports(topo: Topology) -> None:
         t0 = time.monotonic()
         rc, _, err = sw.stop(sig)
         assert rc == 0, err
-        assert time.monotonic() - t0 < 5
+        # promptly: well before stop()'s 15 s kill (a busy machine slows the exit down)
+        assert time.monotonic() - t0 < 12
         assert "Traceback" not in err
     # ports and gRPC address are released: a new switch binds the same ones at once
     sw2 = SoftnicRun(["--no-p4", *topo.interface_args()], grpc_addr=sw.grpc_addr)

@@ -112,11 +112,25 @@ def test_traffic_keeps_the_entry_alive_silence_gives_one_notification(env: Env) 
     env.client.write(update("INSERT", "table_entry", env.entry(5, 300 * MS)))
     # hit every 50 ms for 0.9 s: three times the timeout, never idle for long
     deadline = time.monotonic() + 0.9
+    longest_gap = 0.0       # from before one hit to after the next: the most it was idle
+    prev_before = None
     while time.monotonic() < deadline:
         before_hit = time.monotonic()
         assert env.send(5) == 7
+        if prev_before is not None:
+            longest_gap = max(longest_gap, time.monotonic() - prev_before)
+        prev_before = before_hit
         time.sleep(0.05)
-    assert env.notification(timeout=0.0) is None
+    # a busy machine can stall this loop past the timeout; then the entry really was idle that
+    # long and a notification is right. Otherwise traffic kept it alive: none may have come.
+    got = env.notification(timeout=0.0)
+    if longest_gap < 0.25 and time.monotonic() - before_hit < 0.25:
+        assert got is None
+    else:
+        while got is not None:
+            got = env.notification(timeout=0.0)  # expiries during the stall
+        before_hit = time.monotonic()
+        assert env.send(5) == 7  # live again: the silence below must give one notification
     note = env.notification(timeout=3.0)
     assert note is not None
     assert time.monotonic() - before_hit >= 0.3  # not before the timeout has passed
@@ -149,9 +163,11 @@ def test_read_reports_timeout_and_time_since_last_hit(env: Env) -> None:
     [e] = env.read_t(with_hit_time=True)
     assert e.idle_timeout_ns == 10_000 * MS
     assert 250 * MS <= e.time_since_last_hit.elapsed_ns < 5_000 * MS
+    t_send = time.monotonic()
     assert env.send(5) == 7
     [e] = env.read_t(with_hit_time=True)
-    assert e.time_since_last_hit.elapsed_ns < 200 * MS
+    # the hit reset it: at most the time since just before the send (however busy the machine)
+    assert e.time_since_last_hit.elapsed_ns <= (time.monotonic() - t_send) * 1e9 + 5 * MS
     [e] = env.read_t(with_hit_time=False)
     assert e.idle_timeout_ns == 10_000 * MS and not e.HasField("time_since_last_hit")
     # a MODIFY sets the timeout it carries
