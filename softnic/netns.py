@@ -1,49 +1,52 @@
-"""Network-namespace topologies for tests and benchmarks: hosts wired to a switch by veth pairs.
+"""Network namespaces and veth pairs through iproute2 (root / CAP_NET_ADMIN): the one library.
 
-A :class:`Topology` creates one namespace per host and, by default, one namespace for the switch
-(so the switch's interfaces can have fixed names such as ``veth1`` without clashing with anything
-on the machine). Host ``i`` (1-based, or the port its :class:`HostSpec` names) gets interface
-``eth0`` whose peer is ``veth<i>`` on the switch side; the switch binds that as port ``i``.
+Two layers, both used across the project (softnic's tests and benchmarks, p4cache's lab, its
+Mininet topologies and ``p4cache up``/``down``):
 
-Routed addressing follows p4lang/tutorials' basic exercise so programs written for it work
-unchanged: host i is 10.0.i.i/24 (see :func:`routed_host`) with a default route via a
-gateway whose MAC is pinned with a static ARP entry, so no ARP is needed through the P4 switch.
+* primitives: :func:`run` a command in a namespace, create and delete namespaces and veth pairs,
+  :func:`quiet_interface`, a file lock, a free /24, and crash cleanup by name: every name a
+  user creates starts with its prefix and the creating pid, so :func:`remove_stale` finds what a
+  killed run left behind (namespaces, root links, and the processes it recorded with
+  :func:`record_process`);
+* :class:`Topology`: hosts in their own namespaces, each wired by a veth pair to a switch port
+  in the root namespace (where ``softnic run`` attaches, as Mininet runs its switches, so its
+  P4Runtime server is on 127.0.0.1). Host ``i`` (1-based, or the port its :class:`HostSpec`
+  names) gets ``eth0``; addressing follows p4lang/tutorials' basic exercise (:func:`routed_host`).
 
-Why the extra knobs:
-
-* IPv6 is disabled in every namespace: otherwise router solicitations and DAD frames show up in
-  the switch and break exact packet counts.
-* Checksum and segmentation offloads are turned off on the host interfaces (with ``ethtool``, as
-  the tutorials do): with them on, a host hands the veth UDP/TCP packets with a partial checksum
-  or as 64 KiB GSO frames, which a software switch would forward broken.
-
-Cleanup is guaranteed: ``__exit__`` kills every process still running in our namespaces and
-deletes them (which deletes their veths); an ``atexit`` hook covers interpreter exits; and
-namespaces left by a crashed earlier run (their creator pid is gone) are removed at start.
-Namespace names embed the creating pid plus a counter, so parallel runs never collide.
+Every interface is quiet: IPv6 off (router solicitations and DAD frames would show up in the
+switch and break exact packet counts) and checksum/segmentation offloads off (with them, a host
+hands the veth packets with partial checksums or as 64 KiB GSO frames, which a software switch
+would forward broken). A :class:`Topology` is removed on ``__exit__``, at interpreter exit, or by
+the next run (:func:`remove_stale`, prefix ``snt``).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-NS_PREFIX = "snt"
-_counter = itertools.count(1)
-_live: set[Topology] = set()
 
+class NetnsError(RuntimeError):
+    pass
+
+
+# ---- availability ------------------------------------------------------------------------------
 
 def netns_unavailable_reason() -> str | None:
-    """Why namespace tests cannot run here, or None when they can."""
+    """Why namespaces cannot be created here, or None when they can."""
     if os.geteuid() != 0:
         return "network namespace tests need root (CAP_NET_ADMIN)"
     if shutil.which("ip") is None:
@@ -60,6 +63,172 @@ def require_netns() -> None:
         import pytest
 
         pytest.skip(reason)
+
+
+# ---- primitives --------------------------------------------------------------------------------
+
+def exec_prefix(ns: str | None) -> list[str]:
+    """The argv prefix that runs a command in ``ns`` (None: the root namespace)."""
+    return ["ip", "netns", "exec", ns] if ns else []
+
+
+def run(argv: Sequence[str], ns: str | None = None, check: bool = True,
+        input: str | None = None, timeout: float = 30.0) -> str:
+    """Run a command (inside ``ns`` when given) and return its stdout; NetnsError on failure
+    when ``check``."""
+    full = [*exec_prefix(ns), *argv]
+    res = subprocess.run(full, capture_output=True, text=True, check=False, input=input,
+                         timeout=timeout)
+    if check and res.returncode != 0:
+        raise NetnsError(f"{' '.join(full)} failed ({res.returncode}): {res.stderr.strip()}")
+    return res.stdout
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive flock on ``path`` (created with its folder), released on exit or when the
+    holder dies."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def free_octet(base: str) -> int:
+    """The lowest x in 1..254 such that no interface of the root namespace has an address in
+    ``base``.x.0/24 (call under a lock and assign before releasing it)."""
+    used = set(re.findall(re.escape(base) + r"\.(\d+)\.\d+/", run(["ip", "-4", "-o", "addr"],
+                                                                     check=False)))
+    for x in range(1, 255):
+        if str(x) not in used:
+            return x
+    raise NetnsError(f"no free /24 left in {base}.0.0/16")
+
+
+def add_namespace(name: str) -> None:
+    """A namespace with loopback up and IPv6 off."""
+    run(["ip", "netns", "add", name])
+    for conf in ("all", "default"):
+        run(["sysctl", "-qw", f"net.ipv6.conf.{conf}.disable_ipv6=1"], ns=name, check=False)
+    run(["ip", "link", "set", "lo", "up"], ns=name)
+
+
+def delete_namespace(name: str) -> None:
+    """Kill whatever still runs in the namespace, then delete it (its veths go with it)."""
+    for pid in run(["ip", "netns", "pids", name], check=False).split():
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid), signal.SIGKILL)
+    run(["ip", "netns", "delete", name], check=False)
+
+
+def namespaces() -> list[str]:
+    out = run(["ip", "netns", "list"], check=False)
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def quiet_interface(ifname: str, ns: str | None = None) -> None:
+    """No IPv6 chatter and no checksum offload: frames leave a veth complete, as on a wire."""
+    run(["sysctl", "-qw", f"net.ipv6.conf.{ifname}.disable_ipv6=1"], ns=ns, check=False)
+    run(["ethtool", "-K", ifname, "tx", "off", "rx", "off", "sg", "off", "tso", "off",
+         "gso", "off", "gro", "off"], ns=ns, check=False)
+
+
+def add_veth(outside: str, inside: str, ns: str | None, inside_name: str) -> None:
+    """A quiet veth pair, both ends up: ``outside`` stays in the root namespace, ``inside``
+    moves into ``ns`` and is renamed ``inside_name`` there."""
+    run(["ip", "link", "add", outside, "type", "veth", "peer", "name", inside])
+    if ns:
+        run(["ip", "link", "set", inside, "netns", ns])
+        run(["ip", "link", "set", inside, "name", inside_name], ns=ns)
+    for ifname, where in ((outside, None), (inside_name if ns else inside, ns)):
+        quiet_interface(ifname, where)
+        run(["ip", "link", "set", ifname, "up"], ns=where)
+
+
+def delete_link(name: str) -> None:
+    run(["ip", "link", "delete", name], check=False)
+
+
+# ---- what a run owns, and what a dead run left behind ------------------------------------------
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def record_process(run_dir: Path, tag: str, pid: int, argv0: str) -> None:
+    """Remember a process started for ``tag`` (in its own session), for :func:`kill_recorded`."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / f"{tag}.pids", "a") as fh:
+        fh.write(f"{pid} {Path(argv0).name}\n")
+
+
+def _cmd_name(pid: int) -> str:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return ""
+    return " ".join(Path(a.decode(errors="replace")).name for a in argv if a)
+
+
+def kill_recorded(run_dir: Path, tag: str) -> list[int]:
+    """Kill the process groups recorded for ``tag`` (each only if its pid still runs the
+    recorded program) and forget them."""
+    path = run_dir / f"{tag}.pids"
+    killed = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            pid_s, _, name = line.partition(" ")
+            pid = int(pid_s)
+            if name and name in _cmd_name(pid).split():
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                    killed.append(pid)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        path.unlink(missing_ok=True)
+    return killed
+
+
+def remove_stale(prefix: str, run_dir: Path | None = None) -> list[str]:
+    """Delete what runs named ``<prefix><pid>...`` left when their process ``pid`` is gone: the
+    processes recorded in ``run_dir``, namespaces and root-namespace links."""
+    owned = re.compile(rf"^{re.escape(prefix)}(\d+)")
+
+    def dead(name: str) -> bool:
+        m = owned.match(name)
+        return m is not None and not pid_alive(int(m.group(1)))
+
+    removed = []
+    if run_dir is not None and run_dir.exists():
+        for f in run_dir.glob(f"{prefix}*.pids"):
+            if dead(f.stem):
+                removed += [f"pid {p}" for p in kill_recorded(run_dir, f.stem)]
+    for ns in namespaces():
+        if dead(ns):
+            delete_namespace(ns)
+            removed.append(ns)
+    for line in run(["ip", "-o", "link", "show"], check=False).splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if dead(name):
+            delete_link(name)
+            removed.append(name)
+    return removed
+
+
+# ---- Topology: hosts wired to switch ports, for tests and benchmarks ---------------------------
+
+NS_PREFIX = "snt"
+_counter = itertools.count(1)
+_live: set[Topology] = set()
 
 
 @dataclass
@@ -105,7 +274,7 @@ class Host:
         return self.spec.mac
 
     def cmd(self, argv: Sequence[str]) -> list[str]:
-        return ["ip", "netns", "exec", self.ns, *argv]
+        return [*exec_prefix(self.ns), *argv]
 
     def run(self, argv: Sequence[str], **kw: object) -> subprocess.CompletedProcess:
         kw.setdefault("capture_output", True)
@@ -188,84 +357,29 @@ print(json.dumps(got))
 """
 
 
-def _ip_batch(ns: str | None, lines: list[str]) -> None:
-    argv = ["ip"] + (["-n", ns] if ns else []) + ["-batch", "-"]
-    res = subprocess.run(argv, input="\n".join(lines) + "\n", capture_output=True, text=True,
-                         timeout=30)
-    if res.returncode != 0:
-        raise RuntimeError(f"ip -batch in {ns or 'root'} failed: {res.stderr.strip()}")
-
-
-def _ns_shell(ns: str, script: str) -> None:
-    res = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c", script], capture_output=True,
-                         text=True, timeout=30)
-    if res.returncode != 0:
-        raise RuntimeError(f"in netns {ns}: {script!r} failed: {res.stderr.strip()}")
-
-
-_SYSCTL = (
-    "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6; "
-    "echo 1 > /proc/sys/net/ipv6/conf/default/disable_ipv6"
-)
-
-
-def _existing_namespaces() -> list[str]:
-    res = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, timeout=10)
-    return [line.split()[0] for line in res.stdout.splitlines() if line.strip()]
-
-
-def _delete_namespace(ns: str) -> None:
-    res = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, timeout=10)
-    for pid in res.stdout.split():
-        try:
-            os.kill(int(pid), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
-    subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=10)
-
-
-def remove_stale_namespaces() -> list[str]:
-    """Delete namespaces this module created in processes that no longer exist."""
-    removed = []
-    for ns in _existing_namespaces():
-        if not ns.startswith(NS_PREFIX):
-            continue
-        pid_part = ns[len(NS_PREFIX):].split("x", 1)[0]
-        if not pid_part.isdigit():
-            continue
-        if not os.path.exists(f"/proc/{pid_part}"):
-            _delete_namespace(ns)
-            removed.append(ns)
-    return removed
-
-
 class Topology:
-    """Hosts in their own namespaces, each wired by a veth pair to the switch side.
+    """Hosts in their own namespaces, each wired by a veth pair to a switch-side interface in
+    the root namespace (``switch_ifname``: a per-run tag plus ``p<port>``)."""
 
-    ``switch_in_root=True`` puts the switch ends in the root namespace (names then carry the
-    unique prefix); otherwise they live in :attr:`switch_ns` as ``veth1``, ``veth2``, ...
-    """
-
-    def __init__(self, hosts: Sequence[HostSpec] | int = 2, *, switch_in_root: bool = False,
-                 offloads_off: bool = True) -> None:
+    def __init__(self, hosts: Sequence[HostSpec] | int = 2, *,
+                 switch_in_root: bool = True) -> None:
+        if not switch_in_root:
+            raise ValueError("the switch ends are in the root namespace (switch_in_root=True)")
         specs = [routed_host(i) for i in range(1, hosts + 1)] if isinstance(hosts, int) else hosts
         self.tag = f"{NS_PREFIX}{os.getpid()}x{next(_counter)}"
-        self.switch_in_root = switch_in_root
-        self.switch_ns: str | None = None if switch_in_root else f"{self.tag}sw"
-        self.offloads_off = offloads_off
         self.hosts: list[Host] = []
         for i, spec in enumerate(specs, start=1):
             port = spec.port if spec.port is not None else i
             if any(h.port == port for h in self.hosts):
                 raise ValueError(f"switch port {port} is given to two hosts")
-            sw_if = f"{self.tag[-9:]}p{port}" if switch_in_root else f"veth{port}"
-            self.hosts.append(Host(spec, f"{self.tag}{spec.name}", "eth0", port, sw_if))
+            self.hosts.append(Host(spec, f"{self.tag}{spec.name}", "eth0", port,
+                                   f"{self.tag[-9:]}p{port}"))
         self._created: list[str] = []
 
     # -- lifecycle
     def __enter__(self) -> Topology:
         require_netns()
-        remove_stale_namespaces()
+        remove_stale(NS_PREFIX)
         _live.add(self)
         try:
             self._build()
@@ -279,39 +393,19 @@ class Topology:
 
     def close(self) -> None:
         for ns in reversed(self._created):
-            _delete_namespace(ns)
-        if self.switch_in_root:
-            for h in self.hosts:  # normally gone with the host namespace already
-                subprocess.run(["ip", "link", "del", h.switch_ifname], capture_output=True)
+            delete_namespace(ns)
+        for h in self.hosts:  # normally gone with the host namespace already
+            delete_link(h.switch_ifname)
         self._created.clear()
         _live.discard(self)
 
-    def _add_ns(self, ns: str) -> None:
-        subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True, timeout=10)
-        self._created.append(ns)
-        _ns_shell(ns, _SYSCTL)
-        _ip_batch(ns, ["link set lo up"])
-
     def _build(self) -> None:
-        if self.switch_ns is not None:
-            self._add_ns(self.switch_ns)
-        sw_lines = []
         for h in self.hosts:
-            self._add_ns(h.ns)
-            sw_lines.append(
-                f"link add name {h.switch_ifname} type veth peer name {h.ifname} netns {h.ns}")
-            sw_lines.append(f"link set {h.switch_ifname} up")
-        _ip_batch(self.switch_ns, sw_lines)
-        if self.switch_in_root:  # keep IPv6 chatter off the switch ports in the root namespace
-            for h in self.hosts:
-                conf = f"/proc/sys/net/ipv6/conf/{h.switch_ifname}/disable_ipv6"
-                if os.path.exists(conf):
-                    with open(conf, "w") as f:
-                        f.write("1")
-        for h in self.hosts:
+            add_namespace(h.ns)
+            self._created.append(h.ns)
+            add_veth(h.switch_ifname, f"{self.tag[-9:]}q{h.port}", h.ns, h.ifname)
             s = h.spec
-            lines = [f"link set {h.ifname} address {s.mac}", f"addr add {s.ip} dev {h.ifname}",
-                     f"link set {h.ifname} up"]
+            lines = [f"link set {h.ifname} address {s.mac}", f"addr add {s.ip} dev {h.ifname}"]
             if s.gw_ip:
                 lines.append(f"route add default via {s.gw_ip} dev {h.ifname}")
                 if s.gw_mac:
@@ -319,11 +413,7 @@ class Topology:
                         f"neigh replace {s.gw_ip} lladdr {s.gw_mac} dev {h.ifname} nud permanent")
             for ip, mac in s.neighbors.items():
                 lines.append(f"neigh replace {ip} lladdr {mac} dev {h.ifname} nud permanent")
-            _ip_batch(h.ns, lines)
-            if self.offloads_off:
-                _offloads_off(h.ns, h.ifname)
-                if self.switch_ns is not None:
-                    _offloads_off(self.switch_ns, h.switch_ifname)
+            run(["ip", "-batch", "-"], ns=h.ns, input="\n".join(lines) + "\n")
         for h in self.hosts:
             _wait_up(h)
 
@@ -334,25 +424,12 @@ class Topology:
                 return h
         raise KeyError(name)
 
-    def switch_cmd(self, argv: Sequence[str]) -> list[str]:
-        if self.switch_ns is None:
-            return list(argv)
-        return ["ip", "netns", "exec", self.switch_ns, *argv]
-
-    def switch_popen(self, argv: Sequence[str], **kw: object) -> subprocess.Popen:
-        return subprocess.Popen(self.switch_cmd(argv), **kw)  # type: ignore[call-overload]
-
     def interface_args(self) -> list[str]:
-        """``-i 1@veth1 -i 2@veth2 ...`` for ``softnic run`` / ``simple_switch_grpc``."""
+        """``-i 1@<if> -i 2@<if> ...`` for ``softnic run`` / ``simple_switch_grpc``."""
         out: list[str] = []
         for h in self.hosts:
             out += ["-i", f"{h.port}@{h.switch_ifname}"]
         return out
-
-
-def _offloads_off(ns: str, ifname: str) -> None:
-    subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-K", ifname, "tx", "off", "rx", "off",
-                    "tso", "off", "gso", "off", "gro", "off"], capture_output=True, timeout=10)
 
 
 def _wait_up(h: Host, timeout: float = 5.0) -> None:

@@ -1,7 +1,7 @@
 """The cache program runs the same through softnic's compiled controls and its node walk.
 
-gen_control turns the program's controls into one function each; the traced path still walks
-the node graph. Both must give the same packets, digests and register contents.
+gen_control_block turns the program's controls into one function each; the traced path still
+walks the node graph. Both must give the same packets, digests and register contents.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from softnic.runtime.api import MatchKey
-from softnic.runtime.tables import Entry, Table
+from softnic.runtime.match_tables import Entry, Table
 
 # (match key, priority, idle_timeout_ns) of an entry found idle: what a notification carries
 Expired = tuple[list[MatchKey | None], int, int]

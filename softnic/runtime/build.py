@@ -14,8 +14,9 @@ from softnic.runtime.api import ActionCall, MatchKey, PipelineLoadError, SwitchE
 from softnic.runtime.codegen import Compiled, compile_program
 from softnic.runtime.exprgen import hexint
 from softnic.runtime.externs import Meter
-from softnic.runtime.gen_control import compile_graph, successors
+from softnic.runtime.gen_control_block import compile_graph, successors
 from softnic.runtime.loader import Program, load_program
+from softnic.runtime.match_tables import Entry, Table
 from softnic.runtime.pipeline import (
     ActionCallNode,
     CondNode,
@@ -24,7 +25,6 @@ from softnic.runtime.pipeline import (
     TableNode,
     walker,
 )
-from softnic.runtime.tables import Entry, Table
 
 
 def _successors(n: Any) -> list[Any]:

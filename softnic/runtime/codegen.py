@@ -52,7 +52,7 @@ class Compiled:
     counters: dict[str, CounterArray]
     meters: dict[str, MeterArray]
     hashes: dict[str, Callable] = field(default_factory=dict)
-    # For gen_control: each condition function's expression (source over ``F``), and the
+    # For gen_control_block: each condition function's expression (source over ``F``), and the
     # namespace the generated code runs in (the names those expressions use).
     cond_exprs: dict[Callable, str] = field(default_factory=dict)
     env: dict[str, Any] = field(default_factory=dict)

@@ -31,7 +31,8 @@ class ActionInfo:
     fn: Callable
     param_widths: list[int]
     primitives: list[str]  # one trace line per primitive call
-    body: list[str] = field(default_factory=list)  # the function's source (gen_control inlines it)
+    # the function's source (gen_control_block inlines it)
+    body: list[str] = field(default_factory=list)
 
     @property
     def can_exit(self) -> bool:

@@ -16,8 +16,8 @@ from typing import Any
 
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.dialect import check_dialect
+from softnic.runtime.parse_vsets import ParseVSet, load_parse_vsets
 from softnic.runtime.schema import check_document, field_signed
-from softnic.runtime.value_sets import ParseVSet, load_parse_vsets
 
 # The core errors BMv2 knows; p4c assigns these values in this order when the program uses them.
 DEFAULT_ERRORS = {

@@ -12,8 +12,8 @@ from typing import Any
 
 from softnic.runtime.codegen import Compiled
 from softnic.runtime.loader import Program
+from softnic.runtime.match_tables import Entry, Table
 from softnic.runtime.packet import PacketCtx
-from softnic.runtime.tables import Entry, Table
 
 
 class TableNode:
@@ -102,7 +102,7 @@ class Pipeline:
         self.sobe = prog.errors["StackOutOfBounds"]
         self.ingress_init: Any = None
         self.egress_init: Any = None
-        # The same controls as one function each (gen_control, or a node walk: ``walker``).
+        # The same controls as one function each (gen_control_block, or a node walk: ``walker``).
         self.ingress_fn: Any = None
         self.egress_fn: Any = None
         # BMv2's packet length register: a hidden slot when the program can make it differ
@@ -146,7 +146,8 @@ def _metadata_ranges(lay: Any) -> list[tuple[int, int]]:
 
 def walker(init: Any) -> Any:
     """A function running the control that starts at ``init`` by walking its nodes (for graphs
-    gen_control does not compile, and as the reference the compiled form is tested against)."""
+    gen_control_block does not compile, and as the reference the compiled form is tested
+    against)."""
 
     def walk(f: list[int], s: PacketCtx) -> None:
         node = init

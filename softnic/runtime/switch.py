@@ -15,13 +15,13 @@ from collections.abc import Callable
 from softnic.runtime.ageing import IdleTimeoutControl
 from softnic.runtime.api import Digest, PacketIn
 from softnic.runtime.codegen import DROP_PORT
-from softnic.runtime.control import ControlPlane
+from softnic.runtime.control_plane import ControlPlane
 from softnic.runtime.datapath import MAX_COPIES, MAX_PASSES, Datapath
 from softnic.runtime.diag import ENGINE_ERROR_LOG_INTERVAL, Diagnostics, SwitchStats, log
+from softnic.runtime.parse_vsets import ValueSetControl
 from softnic.runtime.pipeline import ActionCallNode, CondNode, Pipeline, TableNode
 from softnic.runtime.pre import PacketReplicationEngine
 from softnic.runtime.tm import TrafficManager
-from softnic.runtime.value_sets import ValueSetControl
 
 __all__ = ["ENGINE_ERROR_LOG_INTERVAL", "MAX_COPIES", "MAX_PASSES", "ActionCallNode", "CondNode",
            "Pipeline", "Switch", "SwitchStats", "TableNode", "log"]

@@ -19,6 +19,7 @@ MAC and answers no ARP):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,7 +34,14 @@ from types import TracebackType
 
 from p4cache import dataplane as dp
 from p4cache import program as p4program
-from p4cache.lab import netns
+from softnic import netns
+
+# Every name a lab creates starts with PREFIX and the creating process's pid (``p4c<pid>-m1``,
+# ``p4c<pid>s1``, ...), so a lab left behind by a killed run is removed by the next one
+# (``remove_stale``); the processes it starts are recorded in RUN_DIR for that.
+PREFIX = "p4c"
+RUN_DIR = Path("/run/p4cache-lab")
+MGMT_BASE = "10.250"
 
 MEMCACHED_UDP = 11211
 MEMCACHED_TCP_BACKEND = 11212
@@ -143,6 +151,18 @@ def controller_config(grpc_addr: str, program: p4program.Program, servers: list[
     }
 
 
+def mgmt_lock() -> contextlib.AbstractContextManager[None]:
+    """Held while a lab (or ``p4cache up``) picks and assigns its management subnets: two
+    starting at once must not pick the same /24 (the second route would steal the first's
+    agents)."""
+    return netns.file_lock(RUN_DIR / "mgmt.lock")
+
+
+def remove_stale() -> list[str]:
+    """Remove the processes, namespaces and root links of labs whose creating process is gone."""
+    return netns.remove_stale(PREFIX, RUN_DIR)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -165,7 +185,7 @@ class _Proc:
 class Lab:
     spec: LabSpec
     workdir: Path
-    tag: str = field(default_factory=lambda: f"{netns.PREFIX}{os.getpid()}")
+    tag: str = field(default_factory=lambda: f"{PREFIX}{os.getpid()}")
     servers: list[Host] = field(default_factory=list)
     clients: list[Host] = field(default_factory=list)
     grpc_addr: str = ""
@@ -192,7 +212,7 @@ class Lab:
                 raise RuntimeError(f"lab: '{tool}' is not installed (make setup installs it)")
         if os.geteuid() != 0:
             raise RuntimeError("lab: network namespaces and veths need root")
-        netns.remove_stale()
+        remove_stale()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.program = p4program.build()
         hosts: list[Host] = []
@@ -223,10 +243,10 @@ class Lab:
             assert h.mgmt_peer
             netns.add_veth(h.mgmt_peer, f"{self.tag}h{h.port}", h.ns, "mgmt0")
             # Each server gets a management /24 no other lab on this machine uses.
-            with netns.mgmt_lock():
-                x = netns.free_mgmt_octet()
-                netns.run(["ip", "addr", "add", f"10.250.{x}.1/24", "dev", h.mgmt_peer])
-            h.mgmt_ip = f"10.250.{x}.2"
+            with mgmt_lock():
+                x = netns.free_octet(MGMT_BASE)
+                netns.run(["ip", "addr", "add", f"{MGMT_BASE}.{x}.1/24", "dev", h.mgmt_peer])
+            h.mgmt_ip = f"{MGMT_BASE}.{x}.2"
             netns.run(["ip", "addr", "add", f"{h.mgmt_ip}/24", "dev", "mgmt0"], ns=h.ns)
             # memcached's TCP port is the gate's backend: nobody but the host itself reaches it.
             netns.run(backend_guard_argv(MEMCACHED_TCP_BACKEND), ns=h.ns)
@@ -240,7 +260,7 @@ class Lab:
     def down(self) -> None:
         for name in list(self._procs):
             self.stop(name)
-        netns.kill_recorded(self.tag)
+        netns.kill_recorded(RUN_DIR, self.tag)
         for h in self.servers + self.clients:
             netns.delete_namespace(h.ns)
             netns.delete_link(h.veth)
@@ -257,7 +277,7 @@ class Lab:
         p = subprocess.Popen([*netns.exec_prefix(ns), *argv], stdout=fh,
                              stderr=subprocess.STDOUT, start_new_session=True)
         fh.close()
-        netns.record_process(self.tag, p.pid, argv[0])
+        netns.record_process(RUN_DIR, self.tag, p.pid, argv[0])
         self._procs[name] = _Proc(name, p, log)
         return p
 

@@ -23,12 +23,12 @@ from p4cache import paths
 from p4cache import program as p4program
 from p4cache.controller import status as status_mod
 from p4cache.lab import lab as labmod
-from p4cache.lab import netns
 from p4cache.system import procs, teardown
 from p4cache.system.state import HostState, ProcState, RunState, run_dir_of
 from p4cache.topo import Topology, load
 from p4cache.topo import net as topo_net
 from p4cache.topo.switches import P4RuntimeSwitch
+from softnic import netns
 
 DEFAULT_TOPOLOGY = paths.default_topology()
 MGMT_BASE = "10.251"
@@ -134,8 +134,8 @@ class _Up:
         for h in self.st.servers:
             assert h.mgmt_iface and h.backend_port
             netns.add_veth(h.mgmt_iface, f"{h.mgmt_iface}p", h.ns, "mgmt0")
-            with netns.mgmt_lock():
-                x = netns.free_mgmt_octet(MGMT_BASE)
+            with labmod.mgmt_lock():
+                x = netns.free_octet(MGMT_BASE)
                 netns.run(["ip", "addr", "add", f"{MGMT_BASE}.{x}.1/24", "dev", h.mgmt_iface])
             h.mgmt_ip = f"{MGMT_BASE}.{x}.2"
             netns.run(["ip", "addr", "add", f"{h.mgmt_ip}/24", "dev", "mgmt0"], ns=h.ns)

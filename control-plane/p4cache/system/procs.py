@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from p4cache.lab import netns
+from softnic import netns
 
 
 def spawn(argv: list[str], log: Path, ns: str | None = None) -> subprocess.Popen:

@@ -14,9 +14,9 @@ import re
 import signal
 from pathlib import Path
 
-from p4cache.lab import netns
 from p4cache.system import procs
 from p4cache.system.state import STATE_FILE, NotUp, RunState, run_dir_of
+from softnic import netns
 
 NS_PREFIX = "p4c-"
 MGMT_IFACE = re.compile(r"p4cmgmt\d+")

@@ -27,9 +27,9 @@ from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import Host as MnHost
 
-from p4cache.lab import netns
 from p4cache.topo.switches import SWITCH_CLASSES, P4RuntimeSwitch
 from p4cache.topo.topology import Topology
+from softnic import netns
 
 NS_PREFIX = "p4c-"
 HOST_IFACE = "eth0"

@@ -23,7 +23,7 @@ from typing import Any
 from mininet.node import Switch
 
 from p4cache.lab import lab as labmod
-from p4cache.lab import netns
+from softnic import netns
 
 
 class P4RuntimeSwitch(Switch):

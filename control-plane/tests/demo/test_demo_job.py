@@ -13,8 +13,9 @@ from rich.console import Console
 from p4cache.controller.status import fetch
 from p4cache.demo import report
 from p4cache.demo.job import JobSpec, Target, run_job
-from p4cache.lab import Lab, LabSpec, netns
+from p4cache.lab import Lab, LabSpec
 from p4cache.lab.lab import MEMCACHED_UDP
+from softnic import netns
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

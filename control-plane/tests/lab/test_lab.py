@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from p4cache import dataplane as dp
-from p4cache.lab import Lab, LabSpec, netns
+from p4cache.lab import Lab, LabSpec
+from p4cache.lab import lab as labmod
+from softnic import netns
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
@@ -68,10 +70,10 @@ def test_a_killed_lab_is_removed_by_the_next(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     tag = r.stdout.strip()
     assert [n for n in netns.namespaces() if n.startswith(tag + "-")]
-    recorded = (netns.RUN_DIR / f"{tag}.pids").read_text().splitlines()
+    recorded = (labmod.RUN_DIR / f"{tag}.pids").read_text().splitlines()
     pids = [int(line.split()[0]) for line in recorded]
     assert len(pids) == 2  # softnic and memcached
-    removed = netns.remove_stale()
+    removed = labmod.remove_stale()
     assert any(n.startswith(tag) for n in removed)
     for pid in pids:
         status = Path(f"/proc/{pid}/status")

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from p4cache import system as api
-from p4cache.lab import netns
 from p4cache.system import procs
 from p4cache.system.bringup import DEFAULT_TOPOLOGY
+from softnic import netns
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

@@ -18,8 +18,8 @@ from .errors import already_exists, invalid, not_found, unimplemented
 from .externs import ExternHandler
 from .p4info import P4InfoIndex
 from .pre import PreHandler
-from .tables import TableHandler
-from .value_sets import ValueSetHandler
+from .table_entries import TableHandler
+from .value_set_entries import ValueSetHandler
 
 Update = p4runtime_pb2.Update
 

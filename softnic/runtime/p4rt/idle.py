@@ -2,7 +2,7 @@
 
 For a table whose P4Info has ``idle_timeout_behavior: NOTIFY_CONTROL`` (p4c: ``support_timeout =
 true``) an entry may carry ``idle_timeout_ns``. The engine time-stamps each hit of such an entry
-(:meth:`softnic.runtime.tables.Table.enable_ageing`); a sweeper thread wakes every
+(:meth:`softnic.runtime.match_tables.Table.enable_ageing`); a sweeper thread wakes every
 ``interval_s`` (BMv2's AgeingMonitor sweeps every 1000 ms by default) and, for each such table,
 reports the entries whose idle time has passed their timeout in one IdleTimeoutNotification to
 the primary client. As in BMv2, an entry is reported once per expiry (it is reported again only

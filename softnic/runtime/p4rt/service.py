@@ -24,7 +24,7 @@ from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
 
 from softnic.runtime.api import PacketIn, PipelineLoadError, SwitchAPI
 
-from . import bytestr, controller
+from . import bytestr, packet_metadata
 from .arbitration import Arbiter
 from .digests import DigestManager
 from .engine import engine_errors
@@ -202,7 +202,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
                 self.switch.mc_group_delete(group)
             for session in self.switch.clone_sessions():
                 self.switch.clone_session_delete(session)
-        controller.configure_switch(self.switch, cfg.index, cfg.bmv2_json, self.cpu_port)
+        packet_metadata.configure_switch(self.switch, cfg.index, cfg.bmv2_json, self.cpu_port)
         self.digests.reset(cfg.index, cfg.bmv2_json)
         self.pre.reset()
         self._current = _Committed(cfg, Entities(self.switch, cfg.index, self.digests, self.pre))
@@ -355,7 +355,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             for f in info.fields:
                 values.setdefault(f.name, 0)
         with engine_errors("packet-out"):
-            emitted = controller.packet_out(self.switch, info, pkt.payload, values)
+            emitted = packet_metadata.packet_out(self.switch, info, pkt.payload, values)
         if self.emit is not None:
             for port, data in emitted:
                 try:
@@ -372,7 +372,7 @@ class P4RuntimeService(p4runtime_pb2_grpc.P4RuntimeServicer):
             return
         info = cur.cfg.index.packet_metadata.get("packet_in")
         msg = p4runtime_pb2.StreamMessageResponse()
-        payload, values = controller.packet_in(info, p)
+        payload, values = packet_metadata.packet_in(info, p)
         msg.packet.payload = payload
         if info is not None:
             for f in info.fields:

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from softnic.compiler.diagnostics import CompileError
+from softnic.runtime.parse_vsets import ValueSetError
 from softnic.runtime.switch import Switch
-from softnic.runtime.value_sets import ValueSetError
 from softnic.tests.compiler.p4progs import compile_text
 
 HEAD = """#include <core.p4>

@@ -119,7 +119,7 @@ def test_engine_errors_are_counted_and_logged_rate_limited(caplog: pytest.LogCap
     def broken(f: list[int], s: Any) -> Any:  # fault injection: an engine bug
         raise RuntimeError("boom")
 
-    assert p.ingress_fn is not None  # the compiled control (gen_control) runs untraced packets
+    assert p.ingress_fn is not None  # the compiled control (gen_control_block): untraced packets
     p.ingress_fn = broken
     data = bytes(Ether() / IP() / UDP())
     with caplog.at_level(logging.WARNING, logger="softnic.switch"):

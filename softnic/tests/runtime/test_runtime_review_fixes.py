@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from softnic.runtime import value_sets
+from softnic.runtime import parse_vsets
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.switch import Switch
 from softnic.tests.compiler.p4progs import compile_text
@@ -101,13 +101,13 @@ def test_negative_value_set_mask_is_refused_at_load(vs_json, mask) -> None:
 
 def test_value_sets_are_built_once_per_load(vs_json, monkeypatch) -> None:
     made: list[str] = []
-    init = value_sets.ParseVSet.__init__
+    init = parse_vsets.ParseVSet.__init__
 
     def counting(self: Any, name: str, vid: int, bitwidth: int) -> None:
         made.append(name)
         init(self, name, vid, bitwidth)
 
-    monkeypatch.setattr(value_sets.ParseVSet, "__init__", counting)
+    monkeypatch.setattr(parse_vsets.ParseVSet, "__init__", counting)
     sw = Switch()
     sw.load_json(vs_json)
     assert made == ["P.pvs"]

@@ -1,4 +1,4 @@
-"""The compiled control (gen_control) must do exactly what walking the node graph does."""
+"""The compiled control (gen_control_block) must do exactly what walking the node graph does."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
 from softnic.compiler.compile import compile_file
-from softnic.runtime.gen_control import MAX_DEPTH, compile_graph
+from softnic.runtime.gen_control_block import MAX_DEPTH, compile_graph
 from softnic.runtime.packet import PacketCtx
 from softnic.runtime.pipeline import ActionCallNode, CondNode, walker
 from softnic.runtime.switch import Switch

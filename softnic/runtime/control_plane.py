@@ -22,9 +22,9 @@ from softnic.runtime.api import (
 )
 from softnic.runtime.build import build_pipeline, next_for
 from softnic.runtime.externs import Meter
+from softnic.runtime.match_tables import Entry, Table
 from softnic.runtime.pipeline import Pipeline, TableNode
 from softnic.runtime.pre import PacketReplicationEngine
-from softnic.runtime.tables import Entry, Table
 
 
 class ControlPlane:
