@@ -14,8 +14,9 @@ Like p4c-bm2-ss:
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from softnic.compiler.bmv2.context import LowerContext, source_info
 from softnic.compiler.bmv2.layout import (
     FieldLoc,
     HeaderLoc,
@@ -26,16 +27,13 @@ from softnic.compiler.bmv2.layout import (
     UnionLoc,
 )
 from softnic.compiler.bmv2.lower_expr import ExprLowerer, field_ref, hexstr
-from softnic.compiler.bmv2.lower_stmt import StmtLowerer, source_info
+from softnic.compiler.bmv2.lower_stmt import StmtLowerer, ensure_action
 from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.desugar import InlinedApply
 from softnic.compiler.frontend.key_name import table_key_name
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
 from softnic.compiler.ir.types import ActionEnumT, ApplyResultT, BoolT, bit_width
-
-if TYPE_CHECKING:
-    from softnic.compiler.bmv2.lower import LowerContext
 
 MATCH_TYPES = {"exact": "exact", "lpm": "lpm", "ternary": "ternary", "range": "range",
                "optional": "optional"}
@@ -194,7 +192,7 @@ class ControlLowerer:
         # every parameter is directionless here: InlineActions (RemoveActionParameters) has
         # replaced a direct call of an action with directional parameters by its body
         d: ast.ActionDecl = info.decl
-        aid = self.prog.ensure_action(info.sym, self.env)
+        aid = ensure_action(self.prog, info.sym, self.env)
         data = []
         for p, a in zip(d.params, info.args, strict=False):
             v = self.x.const(a) if a is not None else None
@@ -419,7 +417,7 @@ class ControlLowerer:
                 raise error(d, f"{d.name}: no default_action and NoAction is not declared")
             if "NoAction" not in [s.name for s in action_syms]:
                 action_syms.append(na)
-        ids = [self.prog.ensure_action(s, self.env) for s in action_syms]
+        ids = [ensure_action(self.prog, s, self.env) for s in action_syms]
         names = [s.qualified for s in action_syms]
         tname = sym.qualified
         size = self.chk.consts.get(id(props["size"]), 1024) if "size" in props else 1024
@@ -453,7 +451,7 @@ class ControlLowerer:
             dcall = dflt.value
             assert isinstance(dcall, ast.Call)
             dinfo = self.chk.calls[id(dcall)]
-            aid = self.prog.ensure_action(dinfo.sym, self.env)
+            aid = ensure_action(self.prog, dinfo.sym, self.env)
             data = self.action_data(dinfo)
             tj["default_entry"] = {"action_id": aid, "action_const": dflt.is_const,
                                    "action_data": data, "action_entry_const": dflt.is_const}
@@ -515,7 +513,7 @@ class ControlLowerer:
             for el, kind, w in zip(elems, kinds, keys_w, strict=False):
                 mk.append(self.entry_key(el, kind, w))
             ainfo = self.chk.calls[id(ent.action)]
-            aid = self.prog.ensure_action(ainfo.sym, self.env)
+            aid = ensure_action(self.prog, ainfo.sym, self.env)
             out.append({
                 "source_info": source_info(ent, show_expr(ks)),
                 "match_key": mk,

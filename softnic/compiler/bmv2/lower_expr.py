@@ -31,10 +31,9 @@ from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check import (
     Checker,
     CompileError,
-    fold_cast,
     mask,
 )
-from softnic.compiler.frontend.check.fold import fold_typed_binary, fold_unary
+from softnic.compiler.frontend.check.values import constant_value
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
 from softnic.compiler.ir.types import (
@@ -119,42 +118,8 @@ class ExprLowerer:
         return t
 
     def const(self, e: ast.Expr) -> Any:
-        """Compile-time value of ``e`` or None (folding through the checker's findings)."""
-        if id(e) in self.chk.consts:
-            return self.chk.consts[id(e)]
-        if isinstance(e, ast.IntLiteral):
-            return e.value
-        if isinstance(e, ast.BoolLiteral):
-            return e.value
-        if isinstance(e, ast.PathExpr):
-            sym = self.chk.syms.get(id(e))
-            return sym.value if sym is not None and sym.kind == "const" else None
-        if isinstance(e, ast.Unary):
-            v = self.const(e.expr)
-            if v is None:
-                return None
-            return fold_unary(e.op, v, self.chk.types.get(id(e)))
-        if isinstance(e, ast.Binary) and e.op not in ("&&&", ".."):
-            a, b = self.const(e.left), self.const(e.right)
-            if a is None or b is None:
-                return None
-            return fold_typed_binary(e.op, a, b, self.chk.types.get(id(e)),
-                                     self.chk.types.get(id(e.right)))
-        if isinstance(e, ast.Cast):
-            v = self.const(e.expr)
-            return None if v is None else fold_cast(v, self.chk.types.get(id(e)))
-        if isinstance(e, ast.Slice):
-            v = self.const(e.expr)
-            if v is None:
-                return None
-            hi, lo = self.const(e.hi), self.const(e.lo)
-            return (v >> lo) & mask(hi - lo + 1)
-        if isinstance(e, ast.Ternary):
-            c = self.const(e.cond)
-            if c is None:
-                return None
-            return self.const(e.then if c else e.other)
-        return None
+        """Compile-time value of ``e`` or None (the checked program's own folding)."""
+        return constant_value(self.chk, e)
 
     # ------------------------------------------------------------------ locations
 

@@ -9,20 +9,16 @@ tuple, the cartesian product), the same expansion p4c's ReplaceSelectRange pass 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from softnic.compiler.bmv2.context import LowerContext
 from softnic.compiler.bmv2.layout import FieldLoc, JsonLoc, Loc
 from softnic.compiler.bmv2.lower_expr import field_ref, hex_text, wrap_param
 from softnic.compiler.bmv2.lower_stmt import StmtLowerer
 from softnic.compiler.diagnostics import error
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
-from softnic.compiler.ir.types import bit_width
-from softnic.compiler.p4info.value_sets import KIND as VS_KIND
-from softnic.compiler.p4info.value_sets import ValueSetT, element_width
-
-if TYPE_CHECKING:
-    from softnic.compiler.bmv2.lower import LowerContext
+from softnic.compiler.ir.types import VALUE_SET_KIND, ValueSetT, bit_width, value_set_width
 
 
 def lower_parser(prog: LowerContext, d: ast.ParserDecl, env: dict[int, Loc]) -> dict[str, Any]:
@@ -40,11 +36,11 @@ def parse_vsets(prog: LowerContext, d: ast.ParserDecl) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for loc in d.locals:
         sym = prog.chk.decl_syms.get(id(loc))
-        if sym is None or sym.kind != VS_KIND:
+        if sym is None or sym.kind != VALUE_SET_KIND:
             continue
         assert isinstance(sym.type, ValueSetT)
         out.append({"name": sym.qualified, "id": len(out),
-                    "compressed_bitwidth": element_width(sym.type.elem),
+                    "compressed_bitwidth": value_set_width(sym.type.elem),
                     "max_size": sym.type.size})
     return out
 
@@ -113,7 +109,7 @@ def case_transition(prog: LowerContext, sl: StmtLowerer, c: ast.SelectCase,
     if isinstance(ks, (ast.Default, ast.DontCare)):
         return [default_transition(prog, c.state, c)]
     vs = prog.chk.syms.get(id(ks))
-    if vs is not None and vs.kind == VS_KIND:
+    if vs is not None and vs.kind == VALUE_SET_KIND:
         # p4c ParserConverter: the set's control-plane name, no mask (BMv2 matches the key,
         # its fields concatenated without padding, against the set's members)
         return [{"type": "parse_vset", "value": vs.qualified, "mask": None,

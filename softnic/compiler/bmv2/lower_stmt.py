@@ -13,8 +13,9 @@ ops, ``extract``/``verify``/``advance`` are parser ops and anything else is wrap
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from softnic.compiler.bmv2.context import LowerContext, source_info
 from softnic.compiler.bmv2.layout import (
     DynHeaderLoc,
     FieldLoc,
@@ -41,9 +42,10 @@ from softnic.compiler.bmv2.lower_expr import (
     wrap_param,
 )
 from softnic.compiler.diagnostics import error
-from softnic.compiler.frontend.check import CallInfo
+from softnic.compiler.frontend.check import CallInfo, annotation_string
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr, show_stmt
+from softnic.compiler.ir.scope import Sym
 from softnic.compiler.ir.types import (
     BitT,
     BoolT,
@@ -56,9 +58,6 @@ from softnic.compiler.ir.types import (
     bit_width,
 )
 
-if TYPE_CHECKING:
-    from softnic.compiler.bmv2.lower import LowerContext
-
 HASH_ALGOS = {
     "crc32": "crc32",
     "crc32_custom": "crc32_custom",
@@ -69,15 +68,6 @@ HASH_ALGOS = {
     "csum16": "csum16",
     "xor16": "xor16",
 }
-
-
-def source_info(node: ast.Node, fragment: str) -> dict[str, Any]:
-    return {
-        "filename": node.loc.file,
-        "line": node.loc.line,
-        "column": node.loc.col,
-        "source_fragment": fragment,
-    }
 
 
 class StmtLowerer:
@@ -663,3 +653,38 @@ class StmtLowerer:
         lid = self.prog.add_learn_list(t.name, elems, fields, call)
         self.prim("generate_digest", [self.x.param(a[0]), hexstr(lid)], node)  # type: ignore
 
+
+def ensure_action(ctx: LowerContext, sym: Sym | None, env: dict[int, Loc]) -> int:
+    """The JSON id of the action ``sym`` names, lowering it on first use."""
+    assert sym is not None
+    d: ast.ActionDecl = sym.decl
+    if id(d) in ctx.action_decl_ids:
+        return ctx.action_decl_ids[id(d)]
+    if sym.qualified in ctx.action_ids:
+        # declarations of one control-plane name share a JSON action when they are the
+        # same action; the per-table copies p4c's DuplicateActions makes (their bound
+        # arguments differ) get their own, named alike, as p4c-bm2-ss emits them
+        first = ctx.action_decl_of.get(sym.qualified)
+        if first is None or (first.params == d.params and first.body == d.body):
+            aid = ctx.action_ids[sym.qualified]
+            ctx.action_decl_ids[id(d)] = aid
+            return aid
+    env2 = dict(env)
+    rd: list[dict[str, Any]] = []
+    for p in d.params:
+        psym = ctx.chk.decl_syms[id(p)]
+        t = psym.type
+        assert t is not None
+        if p.direction is not None:
+            raise error(p, f"{p.name}: directional action parameters are unsupported here")
+        w = bit_width(t)
+        env2[id(psym)] = JsonLoc({"type": "runtime_data", "value": len(rd)}, t)
+        # the control-plane name: @name keeps it when desugaring renamed the parameter
+        pname = annotation_string(p, "name") or p.name
+        rd.append({"name": pname, "bitwidth": w})
+    sl = StmtLowerer(ctx, env2, "action", sym.qualified)
+    sl.stmts(d.body.stmts)
+    aid = ctx.add_action_json(sym.qualified, rd, sl.ops, d)
+    ctx.action_decl_ids[id(d)] = aid
+    ctx.action_decl_of.setdefault(sym.qualified, d)
+    return aid

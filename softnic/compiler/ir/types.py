@@ -245,3 +245,62 @@ def bit_width(t: PType) -> int:
 def is_scalar(t: PType) -> bool:
     """Types that lower to one BMv2 field (bit/int/bool/enum/error)."""
     return isinstance(t, (BitT, BoolT, EnumT, ErrorT, VarbitT))
+
+
+# ---------------------------------------------------------------------- parser value sets
+# (P4_16 spec, "Parser Value Sets"): ``value_set<T>(size) name;`` is a parser-local set of
+# keyset values the control plane fills at run time. p4c-bm2-ss lowers it to a BMv2
+# ``parse_vsets`` entry whose compressed_bitwidth is the width of ``T``, its fields concatenated.
+
+VALUE_SET_KIND = "value_set"  # the Sym kind of a declared value set
+
+
+@dataclass(frozen=True)
+class ValueSetT(PType):
+    """``value_set<elem>(size)``: the type of the set's name (p4c's ``set<elem>``)."""
+
+    elem: PType
+    size: int
+
+    def show(self) -> str:
+        return f"value_set<{self.elem.show()}>"
+
+
+def value_set_fields(t: PType) -> list[tuple[str, PType]] | None:
+    """The element type as key fields, in order: ``[("", T)]`` for a scalar; the components of
+    a tuple (named ``f0``, ``f1``, ...); the fields of a struct, a nested struct flattened into
+    its fields, as p4c's TypeInference::matchCase turns a struct element into a tuple
+    (convertStructToTuple: bit<W>, bool and nested structs only). None when ``T`` cannot be a
+    value set's element."""
+    if isinstance(t, (BitT, BoolT, EnumT)):
+        return [("", t)]
+    if isinstance(t, StructT):
+        fields = _flatten_struct(t, "")
+    elif isinstance(t, TupleT):
+        fields = [(f"f{i}", e) for i, e in enumerate(t.elems)]
+        if not all(isinstance(ft, (BitT, BoolT, EnumT)) for _, ft in fields):
+            return None
+    else:
+        return None
+    return fields or None
+
+
+def _flatten_struct(t: StructT, prefix: str) -> list[tuple[str, PType]] | None:
+    out: list[tuple[str, PType]] = []
+    for name, ft in t.fields:
+        if isinstance(ft, StructT):
+            inner = _flatten_struct(ft, f"{prefix}{name}.")
+            if inner is None:
+                return None
+            out += inner
+        elif isinstance(ft, (BitT, BoolT)):
+            out.append((prefix + name, ft))
+        else:
+            return None
+    return out
+
+
+def value_set_width(t: PType) -> int:
+    """p4c's ``width_bits`` of the element type: the sum of its fields' widths."""
+    fields = value_set_fields(t) or []
+    return sum(bit_width(ft) for _, ft in fields)

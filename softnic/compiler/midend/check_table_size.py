@@ -20,9 +20,9 @@ visitor meets them.
 
 from __future__ import annotations
 
-from softnic.compiler.bmv2.lower import v1switch_blocks
 from softnic.compiler.diagnostics import TOKEN, CompileWarning, Mark
 from softnic.compiler.frontend.check import Checker
+from softnic.compiler.frontend.v1model import v1switch_blocks
 from softnic.compiler.ir import ast
 
 KIND = "mismatch"  # p4c's ErrorType::WARN_MISMATCH

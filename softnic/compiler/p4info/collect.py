@@ -39,13 +39,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from softnic.compiler.bmv2.lower import v1switch_blocks
-from softnic.compiler.bmv2.lower_expr import ExprLowerer
 from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check import Checker, annotation, annotation_string
 from softnic.compiler.frontend.check.callinfo import CallInfo
+from softnic.compiler.frontend.check.values import constant_value
 from softnic.compiler.frontend.desugar import InlinedApply, walk
 from softnic.compiler.frontend.key_name import table_key_name
+from softnic.compiler.frontend.v1model import v1switch_blocks
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
 from softnic.compiler.ir.scope import Sym
@@ -61,6 +61,7 @@ from softnic.compiler.ir.types import (
     TupleT,
     bit_width,
 )
+from softnic.compiler.p4info.annotations import MATCH_TYPES, annotated_id, p4info_annotations
 from softnic.compiler.p4info.resources import (
     ActionInfo,
     ActionParamInfo,
@@ -82,35 +83,6 @@ from softnic.compiler.p4info.type_info import (
     note_ser_enum,
 )
 from softnic.compiler.p4info.value_sets import collect_value_sets
-
-# Annotations p4c does not copy into P4Info (``@noWarn`` is copied: NoAction carries it).
-HIDDEN_ANNOTATIONS = {"name", "id", "tableonly", "defaultonly", "hidden", "metadata",
-                      "alias", "field_list", "controller_header"}
-
-# P4 match kinds and their P4Info spelling.
-MATCH_TYPES = {"exact": "EXACT", "lpm": "LPM", "ternary": "TERNARY", "range": "RANGE",
-               "optional": "OPTIONAL"}
-
-
-def p4info_annotations(node: Any) -> list[str]:
-    """The source annotations of ``node`` as p4c prints them in P4Info."""
-    out: list[str] = []
-    for a in getattr(node, "annotations", []) or []:
-        if a.name in HIDDEN_ANNOTATIONS:
-            continue
-        out.append(f"@{a.name}({a.raw})" if a.raw else f"@{a.name}")
-    return out
-
-
-def annotated_id(node: Any) -> int | None:
-    """The value of ``@id(N)`` on ``node``, if any."""
-    a = annotation(node, "id")
-    if a is None:
-        return None
-    try:
-        return int(a.raw.strip(), 0)
-    except ValueError as exc:
-        raise error(a, f"@id({a.raw}): expected an integer") from exc
 
 
 def has_return(stmts: list[Any]) -> bool:
@@ -155,7 +127,6 @@ class ResourceCollector:
     def __init__(self, chk: Checker, program_name: str) -> None:
         self.chk = chk
         self.res = ProgramResources(program_name=program_name)
-        self.consts = ExprLowerer(chk, {})  # compile-time values, through the checker's folds
         self.actions_seen: set[str] = set()
         self.tables_seen: set[str] = set()
         self.digests_seen: set[str] = set()
@@ -390,7 +361,7 @@ class ResourceCollector:
         info = TableInfo(sym.qualified, match_fields, refs, size=size,
                          annotations=p4info_annotations(d), id=annotated_id(d))
         if "support_timeout" in props:
-            info.support_timeout = bool(self.consts.const(props["support_timeout"].value))
+            info.support_timeout = bool(constant_value(self.chk, props["support_timeout"].value))
         if "counters" in props:
             info.direct_counters.append(self.direct("counter", props["counters"].value,
                                                     sym.qualified))
@@ -430,7 +401,7 @@ class ResourceCollector:
                 continue
             v = self.chk.consts.get(id(a))
             if v is None and a is not None:
-                v = self.consts.const(a)
+                v = constant_value(self.chk, a)
             if v is None:
                 raise error(a or info.decl, f"{show_expr(a)}: action data must be a "
                             "compile-time constant")
@@ -466,7 +437,7 @@ class ResourceCollector:
                 self.instance(sym, sym.type, d)
 
     def instance(self, sym: Sym, t: ExternT, d: ast.InstantiationDecl) -> None:
-        args = [self.consts.const(a.value) for a in d.args]
+        args = [constant_value(self.chk, a.value) for a in d.args]
         name = sym.qualified
         annos = p4info_annotations(d)
         aid = annotated_id(d)
@@ -495,7 +466,7 @@ class ResourceCollector:
         """The member name of the enum constant that is the last constructor argument."""
         e = d.args[-1].value
         t = self.chk.types.get(id(e))
-        v = self.consts.const(e)
+        v = constant_value(self.chk, e)
         if isinstance(t, EnumT) and isinstance(v, int):
             return t.members[v]
         raise error(e, f"{show_expr(e)}: expected an enum constant")

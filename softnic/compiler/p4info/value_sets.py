@@ -1,12 +1,6 @@
-"""Parser value sets (P4_16 spec, "Parser Value Sets"): ``value_set<T>(size) name;``.
-
-A value set is a parser-local set of keyset values that the control plane fills at run time; a
-select case whose keyset is the set's name matches when the select key is one of its members.
-p4c-bm2-ss lowers it to a BMv2 ``parse_vsets`` entry (name, id, compressed_bitwidth: the width
-of ``T``, fields concatenated without padding) and transitions of type ``parse_vset``.
-
-This module holds what the checker, the lowering and P4Info share: the resolved type of a value
-set and the flattening of its element type into key fields.
+"""Parser value sets in P4Info (p4c's P4RuntimeAnalyzer::addValueSet): what the control plane
+sees of ``value_set<T>(size) name;``. The set's type (:class:`~softnic.compiler.ir.types.ValueSetT`)
+and the flattening of its element into key fields live with the other types in ``ir.types``.
 """
 
 from __future__ import annotations
@@ -14,63 +8,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from softnic.compiler.ir.types import BitT, BoolT, EnumT, PType, StructT, TupleT, bit_width
-
-KIND = "value_set"  # the Sym kind of a declared value set
-
-
-@dataclass(frozen=True)
-class ValueSetT(PType):
-    """``value_set<elem>(size)``: the type of the set's name (p4c's ``set<elem>``)."""
-
-    elem: PType
-    size: int
-
-    def show(self) -> str:
-        return f"value_set<{self.elem.show()}>"
-
-
-def element_fields(t: PType) -> list[tuple[str, PType]] | None:
-    """The element type as key fields, in order: ``[("", T)]`` for a scalar; the components of
-    a tuple (named ``f0``, ``f1``, ...); the fields of a struct, a nested struct flattened into
-    its fields, as p4c's TypeInference::matchCase turns a struct element into a tuple
-    (convertStructToTuple: bit<W>, bool and nested structs only). None when ``T`` cannot be a
-    value set's element."""
-    if isinstance(t, (BitT, BoolT, EnumT)):
-        return [("", t)]
-    if isinstance(t, StructT):
-        fields = _flatten_struct(t, "")
-    elif isinstance(t, TupleT):
-        fields = [(f"f{i}", e) for i, e in enumerate(t.elems)]
-        if not all(isinstance(ft, (BitT, BoolT, EnumT)) for _, ft in fields):
-            return None
-    else:
-        return None
-    return fields or None
-
-
-def _flatten_struct(t: StructT, prefix: str) -> list[tuple[str, PType]] | None:
-    out: list[tuple[str, PType]] = []
-    for name, ft in t.fields:
-        if isinstance(ft, StructT):
-            inner = _flatten_struct(ft, f"{prefix}{name}.")
-            if inner is None:
-                return None
-            out += inner
-        elif isinstance(ft, (BitT, BoolT)):
-            out.append((prefix + name, ft))
-        else:
-            return None
-    return out
-
-
-def element_width(t: PType) -> int:
-    """p4c's ``width_bits`` of the element type: the sum of its fields' widths."""
-    fields = element_fields(t) or []
-    return sum(bit_width(ft) for _, ft in fields)
-
-
-# ---------------------------------------------------------------------------- P4Info
+from softnic.compiler.frontend.check.helpers import annotation, annotation_string
+from softnic.compiler.ir import ast
+from softnic.compiler.ir.types import (
+    VALUE_SET_KIND,
+    BitT,
+    PType,
+    StructT,
+    ValueSetT,
+    bit_width,
+)
+from softnic.compiler.p4info.annotations import MATCH_TYPES, annotated_id, p4info_annotations
 
 
 @dataclass
@@ -101,17 +49,10 @@ def collect_value_sets(chk: Any, parser_d: Any) -> list[ValueSetInfo]:
     annotations). p4c refuses to serialize any other element (a tuple, an enum, a struct with
     a field that is not bit<W>/int<W>) when it writes P4Info; softnic, which always builds
     P4Info, leaves such a set out of it instead (it still compiles and runs)."""
-    from softnic.compiler.ir import ast
-    from softnic.compiler.p4info.collect import (
-        MATCH_TYPES,
-        annotated_id,
-        p4info_annotations,
-    )
-
     out: list[ValueSetInfo] = []
     for d in parser_d.locals:
         sym = chk.decl_syms.get(id(d))
-        if sym is None or sym.kind != KIND or not isinstance(sym.type, ValueSetT):
+        if sym is None or sym.kind != VALUE_SET_KIND or not isinstance(sym.type, ValueSetT):
             continue
         elem = sym.type.elem
         if sym.type.size < 0:
@@ -136,8 +77,6 @@ def collect_value_sets(chk: Any, parser_d: Any) -> list[ValueSetInfo]:
 
 def _struct_match_field(fname: str, ft: PType, fd: Any, match_types: dict[str, str],
                         annotations: Any) -> ValueSetMatchInfo:
-    from softnic.compiler.frontend.check.helpers import annotation, annotation_string
-
     name = (annotation_string(fd, "name") if fd is not None else None) or fname
     mf = ValueSetMatchInfo(name, bit_width(ft))
     if fd is None:

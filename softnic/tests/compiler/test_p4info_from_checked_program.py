@@ -203,7 +203,7 @@ CASES = [
     Case("p4cache", ROOT / "p4src" / "v1model" / "p4cache.p4"),
     Case("p4cache_kmax32", ROOT / "p4src" / "v1model" / "p4cache.p4",
          defines={"KMAX": "32", "KEY_BITS": "256"}),
-    Case("bench_stateful", ROOT / "bench" / "p4" / "stateful.p4"),
+    Case("bench_stateful", ROOT / "bench" / "p4cache_bench" / "p4" / "stateful.p4"),
     Case("l3_demo_basic", ROOT / "topo" / "l3-demo" / "basic.p4"),
     *(Case(f"inline_{name}", source=src) for name, src in INLINE.items()),
 ]

@@ -11,6 +11,7 @@ from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
 from softnic.compiler.ir.scope import Scope, Sym
 from softnic.compiler.ir.types import (
+    VALUE_SET_KIND,
     BitT,
     BoolT,
     EnumT,
@@ -18,9 +19,9 @@ from softnic.compiler.ir.types import (
     PType,
     StructT,
     TupleT,
+    ValueSetT,
+    value_set_fields,
 )
-from softnic.compiler.p4info.value_sets import KIND as VS_KIND
-from softnic.compiler.p4info.value_sets import ValueSetT, element_fields
 
 
 class ParsersMixin(CheckerState):
@@ -108,7 +109,7 @@ class ParsersMixin(CheckerState):
         if isinstance(size, bool) or not isinstance(size, int):
             raise error(size_e, f"{show_expr(size_e)}: value_set size must be a compile-time "
                         "constant integer")
-        sym = Sym(VS_KIND, d.name, ValueSetT(elem, int(size)), d, owner=owner,
+        sym = Sym(VALUE_SET_KIND, d.name, ValueSetT(elem, int(size)), d, owner=owner,
                   qualified=self.qualify(d, owner))
         scope.declare(sym)
         self.decl_syms[id(d)] = sym
@@ -119,7 +120,7 @@ class ParsersMixin(CheckerState):
         (a single key may also be matched by a one-field struct). False if ``ks`` is not one."""
         elems = ks.elems if isinstance(ks, ast.ListExpr) else [ks]
         named = [e for e in elems if isinstance(e, ast.PathExpr)
-                 and (s := scope.lookup(e.name)) is not None and s.kind == VS_KIND]
+                 and (s := scope.lookup(e.name)) is not None and s.kind == VALUE_SET_KIND]
         if not named:
             return False
         if not (isinstance(ks, ast.PathExpr) and len(elems) == 1):
@@ -127,7 +128,7 @@ class ParsersMixin(CheckerState):
                         "select case")
         sym = scope.lookup(ks.name)
         assert sym is not None and isinstance(sym.type, ValueSetT)
-        fields = element_fields(sym.type.elem)
+        fields = value_set_fields(sym.type.elem)
         if fields is None:
             raise error(ks, f"{ks.name}: the fields of value_set<{sym.type.elem.show()}> cannot "
                         "be matched in 'select': a struct element may hold only bit<W>, int<W>, "
