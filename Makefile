@@ -43,9 +43,10 @@ apt:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "setup: Debian packages present"; fi
 
-$(VENV)/.installed: pyproject.toml
+# Every role's extra (docs/packaging.md) and the dev tools: make run and make test need them all.
+$(VENV)/.installed: pyproject.toml setup.py
 	@test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[all,dev]'
 	@touch $@
 
 venv: $(VENV)/.installed

@@ -19,7 +19,7 @@ def bench_quick(tmp_path: Path) -> Callable[..., tuple[dict, Path]]:
     (``--out``), plot (``--plot``, unless ``plot=False``) and lab (``--workdir``, unless
     ``workdir=False``) under ``tmp_path``, asserts it exits 0 and returns the results read back
     and the plot's path."""
-    from bench import cli
+    from p4cache_bench import cli
 
     def run(name: str, *args: str, plot: bool = True, workdir: bool = True) -> tuple[dict, Path]:
         out, png = tmp_path / f"{name}.json", tmp_path / f"{name}.png"

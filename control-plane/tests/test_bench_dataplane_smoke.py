@@ -10,9 +10,9 @@ import json
 import struct
 from pathlib import Path
 
-from bench import cli
-from bench.dataplane import get_frame, hit_reply_frame, reply_for
-from bench.veth_traffic import IP_ID_OFFSET, TAG_OFFSET, tag_memcache_frames
+from p4cache_bench import cli
+from p4cache_bench.dataplane import get_frame, hit_reply_frame, reply_for
+from p4cache_bench.veth_traffic import IP_ID_OFFSET, TAG_OFFSET, tag_memcache_frames
 from softnic.netns import netns_unavailable_reason
 
 

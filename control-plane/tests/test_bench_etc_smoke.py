@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from bench.etc import LAT_KINDS, _value
+from p4cache_bench.etc import LAT_KINDS, _value
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.cachelab import pct
-from bench.gate import VARIANTS
+from p4cache_bench.cachelab import pct
+from p4cache_bench.gate import VARIANTS
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

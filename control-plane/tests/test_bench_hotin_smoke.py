@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from bench.hotin import recovery
+from p4cache_bench.hotin import recovery
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from bench.latency import CLASSES
+from p4cache_bench.latency import CLASSES
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

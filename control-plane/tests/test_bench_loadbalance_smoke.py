@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from bench.cachelab import limit_ruleset
+from p4cache_bench.cachelab import limit_ruleset
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

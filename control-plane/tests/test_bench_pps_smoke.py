@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from bench.pps import bmv2_missing
+from p4cache_bench.pps import bmv2_missing
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 

@@ -24,7 +24,7 @@ from softnic.netns import Topology, require_netns
 from softnic.runtime.pcap import read_pcap
 
 ROOT = Path(__file__).resolve().parents[3]
-L3_P4 = ROOT / "bench" / "p4" / "l3.p4"
+L3_P4 = ROOT / "bench" / "p4cache_bench" / "p4" / "l3.p4"
 H1_GW_MAC = "08:00:00:00:01:00"
 H2_GW_MAC = "08:00:00:00:02:00"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.softnic_pps import main
-from bench.veth_traffic import TAG, TAG_OFFSET, tag_frames
+from p4cache_bench.softnic_pps import main
+from p4cache_bench.veth_traffic import TAG, TAG_OFFSET, tag_frames
 from softnic.netns import require_netns
 
 

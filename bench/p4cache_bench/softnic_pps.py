@@ -1,8 +1,8 @@
 """Packets per second of ``softnic run``, in-process and through veth pairs.
 
-Two programs (``bench/p4``): ``l3.p4`` (IPv4 LPM forwarding, like p4lang/tutorials basic) and
-``stateful.p4`` (the same plus two hashes and two register read-modify-writes per packet, the
-kind of work the cache does). Each is measured two ways:
+Two programs (``p4/`` beside this module): ``l3.p4`` (IPv4 LPM forwarding, like p4lang/tutorials
+basic) and ``stateful.p4`` (the same plus two hashes and two register read-modify-writes per
+packet, the kind of work the cache does). Each is measured two ways:
 
 * in-process: ``Switch.process_packet`` in a loop over 256 flows with one /32 route, no I/O: the
   engine's own ceiling.
@@ -20,7 +20,7 @@ Every measurement is repeated (medians reported); counts and times are bounded (
 by default, seconds with ``--quick``). Results go to ``bench/results/softnic_pps.json`` with
 machine information, and a plot to ``docs/softnic_pps.png``.
 
-Run: ``.venv/bin/python -m bench.softnic_pps`` (root needed for the veth part) or
+Run: ``.venv/bin/python -m p4cache_bench.softnic_pps`` (root needed for the veth part) or
 ``p4cache-bench softnic``; ``--quick`` for a short smoke run.
 """
 
@@ -42,26 +42,27 @@ from pathlib import Path
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from bench.common import (
-    ROOT,
+from p4cache import paths
+from p4cache.program import output_paths
+from p4cache_bench.common import (
     Agent,
     agent_argv,
     machine_info,
     pyplot,
     save_figure,
+    shown,
     softnic_run,
     step_rates,
     summarize_sweeps,
     write_json,
 )
-from bench.common import median as _median
-from p4cache.program import output_paths
+from p4cache_bench.common import median as _median
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
 
 P4_DIR = Path(__file__).resolve().parent / "p4"
 PROGRAMS = {"l3": P4_DIR / "l3.p4", "stateful": P4_DIR / "stateful.p4"}
-RESULTS = Path(__file__).resolve().parent / "results" / "softnic_pps.json"
-PLOT = ROOT / "docs" / "softnic_pps.png"
+RESULTS = paths.bench_results() / "softnic_pps.json"
+PLOT = paths.bench_plots() / "softnic_pps.png"
 
 TABLE = "MyIngress.ipv4_lpm"
 ACTION = "MyIngress.ipv4_forward"
@@ -218,7 +219,7 @@ def run_bench(settings: Settings, modes: list[str], programs: list[str]) -> dict
     with tempfile.TemporaryDirectory(prefix="softnic-bench-") as tmp:
         for name in programs:
             bmv2_json, p4info = compile_program(PROGRAMS[name], Path(tmp))
-            entry: dict = {"program": str(PROGRAMS[name].relative_to(ROOT))}
+            entry: dict = {"program": shown(PROGRAMS[name])}
             if "inprocess" in modes:
                 runs = [inprocess_pps(bmv2_json, settings.inproc_seconds,
                                       settings.inproc_max_packets)

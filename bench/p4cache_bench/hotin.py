@@ -4,7 +4,7 @@ The client sends open-loop Zipf GETs (BMC's 16-byte keys, 32-byte values, memcac
 every key first). At a known time the rank -> key mapping moves by half the key space: rank r
 is then served by key r + n/2, so the keys that were hot turn cold at once and a disjoint set of
 keys becomes hot. Replies are told apart by their UDP checksum (0: the switch, see
-bench/gate.py) and counted in 100 ms bins of send time. The steady share before the change is
+gate.py) and counted in 100 ms bins of send time. The steady share before the change is
 the share over the last seconds before it; the recovery time is how long after the change the
 share is back to >= 90 % of it (first bin, and first of 5 bins in a row).
 
@@ -23,8 +23,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import (
-    ROOT,
+from p4cache import paths
+from p4cache_bench.common import (
     loadavg,
     machine_info,
     needs_root,
@@ -35,8 +35,8 @@ from bench.common import (
     save_figure,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "hotin.json"
-PLOT = ROOT / "docs" / "bench_hotin.png"
+RESULTS = paths.bench_results() / "hotin.json"
+PLOT = paths.bench_plots() / "bench_hotin.png"
 TARGET_S = 1.0              # the issue: the new hot set is served within 1 s
 RECOVERED = 0.9             # ... meaning the share is back to >= 90 % of its steady value
 SUSTAIN_BINS = 5
@@ -146,7 +146,7 @@ def median_or_none(xs: list[float | None]) -> float | None:
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
 
-    from bench.cachelab import cache_lab, other_labs
+    from p4cache_bench.cachelab import cache_lab, other_labs
 
     console = Console(stderr=True)
     t_start = time.monotonic()

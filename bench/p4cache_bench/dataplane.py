@@ -24,7 +24,7 @@ unchanged (and feeds the hot-key sketch, as a miss does).
 
 Per step we report offered and delivered rate and loss; the headline per workload and kind is
 the highest offered rate with < 1 % loss and >= 97 % of it delivered, and the delivered rate at
-saturation, exactly as ``bench/softnic_pps.py`` does. Every measurement is repeated (medians; the
+saturation, exactly as ``softnic_pps.py`` does. Every measurement is repeated (medians; the
 veth repeats go round all workloads in turn, so a slow minute of the machine does not land on one
 workload). Results go to ``bench/results/dataplane.json`` with machine information (including
 files modified against the commit, e.g. engine work in progress), a plot to
@@ -48,24 +48,25 @@ from pathlib import Path
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
-from bench.common import (
+from p4cache import paths
+from p4cache_bench.common import (
     KEEP_UP,
     LOSS_OK,
-    ROOT,
     Agent,
     agent_argv,
     machine_info,
     median,
     pyplot,
     save_figure,
+    shown,
     softnic_run,
     step_rates,
     summarize_sweeps,
     write_results,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "dataplane.json"
-PLOT = ROOT / "docs" / "dataplane_pps.png"
+RESULTS = paths.bench_results() / "dataplane.json"
+PLOT = paths.bench_plots() / "dataplane_pps.png"
 
 KEY_LENS = (16, 64)
 REPLY_LENS = (100, 500)
@@ -443,8 +444,7 @@ def run_bench(settings: Settings, modes: list[str]) -> dict:
     wls = workloads(settings.key_lens, settings.reply_lens)
     result: dict = {"machine": machine_info(), "settings": asdict(settings),
                     "program": {"source": "p4src/v1model/p4cache.p4",
-                                "json": str(prog.json_path.relative_to(ROOT))
-                                if prog.json_path.is_relative_to(ROOT) else str(prog.json_path)},
+                                "json": shown(prog.json_path)},
                     "targets": {}, "reference": REFERENCE,
                     "results": {w.name: {"key_bytes": w.key_len, "reply_bytes": w.reply_len,
                                          "request_frame_bytes": w.answer_len("miss"),

@@ -35,7 +35,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.cachelab import (
+from p4cache import paths
+from p4cache_bench.cachelab import (
     ask_all,
     close_all,
     controller_status,
@@ -49,8 +50,7 @@ from bench.cachelab import (
     start_workers,
     warn_other_labs,
 )
-from bench.common import (
-    ROOT,
+from p4cache_bench.common import (
     machine_info,
     needs_root,
     progress_bar,
@@ -59,8 +59,8 @@ from bench.common import (
     save_figure,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "loadbalance.json"
-PLOT = ROOT / "docs" / "bench_loadbalance.png"
+RESULTS = paths.bench_results() / "loadbalance.json"
+PLOT = paths.bench_plots() / "bench_loadbalance.png"
 TARGET_GAIN = 3.0          # the issue: >= 3x the throughput without the cache
 LOSS_OK = 0.01
 DEFAULT_RATES = [150, 180, 220, 260, 310, 370, 450, 540, 650, 780, 940, 1130, 1350, 1620, 1950,
@@ -306,7 +306,7 @@ def bring_up(lab, s: Settings, console) -> list:  # noqa: ANN001
     from p4cache.lab.lab import MEMCACHED_UDP
 
     start_system(lab)
-    workers = start_workers(lab.clients, "bench.loadbalance")
+    workers = start_workers(lab.clients, "p4cache_bench.loadbalance")
     try:
         pop = ask_all(workers[:1], [{"op": "populate", "keys": s.keys, "skew": s.skew,
                                      "servers": [h.ip for h in lab.servers]}])[0]

@@ -1,7 +1,7 @@
 """softnic against BMv2: packets per second of the cache's program on each.
 
 The program is ``p4src/v1model/p4cache.p4``; the workloads, the state (64 cached keys, one slot
-each, filled by OP_UPDATE packet-outs) and the measurement are ``bench/dataplane.py``'s, reused
+each, filled by OP_UPDATE packet-outs) and the measurement are ``dataplane.py``'s, reused
 function by function: GET hits answered and misses forwarded per second, in-process (softnic's
 engine alone, no I/O) and through veth between two namespaces, open-loop rate steps then flat
 out; the headline per kind is the highest offered rate with < 1 % loss and >= 97 % delivered.
@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import (
+from p4cache import paths
+from p4cache_bench.common import (
     Agent,
     free_port,
     machine_info,
@@ -38,7 +39,7 @@ from bench.common import (
     write_results,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "pps.json"
+RESULTS = paths.bench_results() / "pps.json"
 BMV2_TOOLS = ("simple_switch_grpc", "p4c-bm2-ss")
 DEFAULT_RATES = [5_000, 10_000, 15_000, 20_000, 25_000, 30_000]
 QUICK_RATES = [5_000, 20_000]
@@ -77,7 +78,7 @@ def bmv2_run(topo, cpu_port: int) -> Iterator[str]:  # noqa: ANN001 - a softnic.
 def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]]:  # noqa: ANN001
     """client - switch - server on veth, the cache filled; like dataplane.veth_rig for either
     switch."""
-    from bench import dataplane as dpb
+    from p4cache_bench import dataplane as dpb
     from softnic.netns import Topology
 
     with Topology(2, switch_in_root=True) as topo:
@@ -89,8 +90,8 @@ def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]
 
 def veth_sweeps(target: str, prog, wls: list, s: Settings) -> dict[str, dict[str, dict]]:  # noqa: ANN001
     """Every rate step plus saturation per workload and kind on ``target``; medians."""
-    from bench import dataplane as dpb
-    from bench.common import summarize_sweeps
+    from p4cache_bench import dataplane as dpb
+    from p4cache_bench.common import summarize_sweeps
 
     runs: dict[tuple[str, str], list[list[dict]]] = {(w.name, k): [] for w in wls
                                                      for k in ("hit", "miss")}
@@ -129,7 +130,7 @@ class Settings:
 
 
 def inprocess(prog, wls: list, s: Settings) -> dict:  # noqa: ANN001
-    from bench import dataplane as dpb
+    from p4cache_bench import dataplane as dpb
 
     sw = dpb.inprocess_switch(prog.json_path, wls)
     runs: dict[tuple[str, str], list[dict]] = {}
@@ -154,8 +155,8 @@ def headline(v: dict) -> dict:
 def run_bench(s: Settings) -> dict:
     from rich.console import Console
 
-    from bench import dataplane as dpb
     from p4cache.program import build
+    from p4cache_bench import dataplane as dpb
 
     console = Console(stderr=True)
     t0 = time.monotonic()

@@ -45,7 +45,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.cachelab import (
+from p4cache import paths
+from p4cache_bench.cachelab import (
     agent_status,
     controller_status,
     other_labs,
@@ -55,8 +56,7 @@ from bench.cachelab import (
     start_workers,
     summary,
 )
-from bench.common import (
-    ROOT,
+from p4cache_bench.common import (
     machine_info,
     needs_root,
     progress_bar,
@@ -65,8 +65,8 @@ from bench.common import (
     write_results,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "gate.json"
-PLOT_DIR = ROOT / "docs"
+RESULTS = paths.bench_results() / "gate.json"
+PLOT_DIR = paths.bench_plots()
 TARGET_ADDED_P50_US = 100.0   # the issue: the gate adds at most 100 µs p50 for uncached keys
 VALUE = b"v" * 100
 HOT_VALUE = b"h" * 100
@@ -74,7 +74,7 @@ VARIANTS = ("get_uncached", "get_cached", "set_uncached", "set_cached")
 
 
 # ----------------------------------------------------------------------------- worker side
-# Runs inside a namespace (``python -m bench.gate --worker``): one JSON command per line on
+# Runs inside a namespace (``python -m p4cache_bench.gate --worker``): one JSON command per line on
 # stdin, one JSON answer per line on stdout. Times are time.monotonic(), which every namespace
 # shares, so the driver can compare them across workers.
 
@@ -227,7 +227,7 @@ class Rig:
         self.lab = lab
         self.console = console
         self.server, self.client = lab.servers[0], lab.clients[0]
-        self.sw, self.cw = start_workers([self.server, self.client], "bench.gate")
+        self.sw, self.cw = start_workers([self.server, self.client], "p4cache_bench.gate")
         self.direct = f"127.0.0.1:{11212}"
         self.gated = f"{self.server.ip}:11211"
 

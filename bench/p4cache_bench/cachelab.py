@@ -3,13 +3,13 @@ the lab with a BMC-style key space loaded into memcached, JSON-lines workers ins
 the controller's and the agents' status, the servers' nftables rate limit and its counters, and
 latency summaries.
 
-The worker (``python -m bench.cachelab --worker``) runs inside a namespace and takes one JSON
-command per line on stdin, answering one JSON line on stdout:
+The worker (``python -m p4cache_bench.cachelab --worker``) runs inside a namespace and takes one
+JSON command per line on stdin, answering one JSON line on stdout:
 
 - ``load``: pipelined ``set ... noreply`` of ranks 1..n into memcached (run in the server's
   namespace, straight to memcached's TCP backend on 127.0.0.1, before any key is cached);
 - ``zipf``: open-loop UDP GETs of Zipf-distributed ranks at a fixed rate, every reply read through
-  a raw socket and told apart by its UDP checksum (0: the switch's reply, see bench/gate.py),
+  a raw socket and told apart by its UDP checksum (0: the switch's reply, see gate.py),
   counted in bins of send time; optionally the rank -> key mapping shifts at given times;
 - ``latency``: one GET at a time, round robin over named key classes (each with its own source
   address), the round trip of every request and who answered it.
@@ -300,8 +300,8 @@ class Worker:
     proc: Any
 
     @classmethod
-    def start(cls, ns: str, module: str = "bench.cachelab") -> Worker:
-        from bench.common import Agent
+    def start(cls, ns: str, module: str = "p4cache_bench.cachelab") -> Worker:
+        from p4cache_bench.common import Agent
         from p4cache.lab import netns
 
         return cls(Agent([*netns.exec_prefix(ns), sys.executable, "-m", module, "--worker"]))
@@ -559,5 +559,5 @@ def counter_delta(after: dict[str, dict[str, int]], before: dict[str, dict[str, 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--worker"]:
         sys.exit(serve_worker(OPS))
-    print("usage: python -m bench.cachelab --worker", file=sys.stderr)
+    print("usage: python -m p4cache_bench.cachelab --worker", file=sys.stderr)
     sys.exit(2)

@@ -13,7 +13,7 @@ Hit keys are promoted first (GETs until the switch answers them). Miss and no-ca
 drawn round robin from thousands of loaded keys, each asked far less often than the
 HOT_THRESHOLD misses per epoch that would make it hot, so they stay uncached. The three classes
 are measured side by side: one GET at a time, every round asks each class once in a shuffled
-order. Who answered is read from the reply's UDP checksum (0: the switch, see bench/gate.py).
+order. Who answered is read from the reply's UDP checksum (0: the switch, see gate.py).
 
 Run: ``p4cache-bench latency`` (root); ``--quick`` for a smoke run.
 """
@@ -27,9 +27,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.cachelab import pct, summary
-from bench.common import (
-    ROOT,
+from p4cache import paths
+from p4cache_bench.cachelab import pct, summary
+from p4cache_bench.common import (
     loadavg,
     machine_info,
     needs_root,
@@ -40,8 +40,8 @@ from bench.common import (
     save_figure,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "latency.json"
-PLOT = ROOT / "docs" / "bench_latency_cdf.png"
+RESULTS = paths.bench_results() / "latency.json"
+PLOT = paths.bench_plots() / "bench_latency_cdf.png"
 TARGET_RATIO = 0.5          # the issue: hit p50 <= 0.5 x miss p50
 NOCACHE_IP = "10.0.0.150"
 CLASSES = ("hit", "miss", "nocache")
@@ -60,7 +60,7 @@ LAT_STATS = ("p50", "p90", "p99", "p999", "min", "mean")
 
 def key_classes(s: Settings, client_ip: str) -> dict:
     """Hit keys ranks 1..hot; misses and no-cache from two disjoint halves of the rest."""
-    from bench.cachelab import key_of
+    from p4cache_bench.cachelab import key_of
 
     rest = list(range(s.hot + 1, s.keys + 1))
     half = len(rest) // 2
@@ -100,7 +100,7 @@ def promote_hot(cl, classes: dict, timeout_s: float = 15.0) -> dict:  # noqa: AN
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
 
-    from bench.cachelab import cache_lab, other_labs
+    from p4cache_bench.cachelab import cache_lab, other_labs
 
     console = Console(stderr=True)
     t_start = time.monotonic()

@@ -5,7 +5,7 @@ with every key first, Zipf 0.99 (and 0.9 here). For every (cache size K, skew) t
 empty: the controller is stopped, softnic restarted without state, and the controller started
 with ``slots = K``. The client then sends open-loop Zipf GETs at a fixed rate; after a warm-up,
 the share of GETs sent in the measurement window that the switch answered (UDP checksum 0, see
-bench/gate.py) is the measured hit share. The switch's own hit counter is read around each
+gate.py) is the measured hit share. The switch's own hit counter is read around each
 point as a check on the classification.
 
 Run: ``p4cache-bench hitshare`` (root); ``--quick`` for a smoke run.
@@ -19,8 +19,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.common import (
-    ROOT,
+from p4cache import paths
+from p4cache_bench.common import (
     loadavg,
     machine_info,
     needs_root,
@@ -31,8 +31,8 @@ from bench.common import (
     save_figure,
 )
 
-RESULTS = Path(__file__).resolve().parent / "results" / "hitshare.json"
-PLOT = ROOT / "docs" / "bench_hitshare.png"
+RESULTS = paths.bench_results() / "hitshare.json"
+PLOT = paths.bench_plots() / "bench_hitshare.png"
 TARGET_RATIO = 0.9          # the issue: >= 90 % of the optimal top-K share at Zipf 0.99
 TARGET_SKEW = 0.99
 BIN_S = 0.1
@@ -115,7 +115,7 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
 def run_bench(s: Settings, workdir: Path) -> dict:
     from rich.console import Console
 
-    from bench.cachelab import cache_lab, other_labs
+    from p4cache_bench.cachelab import cache_lab, other_labs
 
     console = Console(stderr=True)
     t_start = time.monotonic()

@@ -15,7 +15,7 @@ Each process paces its operations at ``--rate`` per second (one at a time) and r
 with its invocation and completion times (CLOCK_MONOTONIC) in the coherence test's format
 (``p4cache.workload.coherence.Recorder``); every written value is unique ("<client>.<seq>", padded
 to the key's size). Replies are read through a raw socket and told apart by the UDP checksum: the
-switch's are 0 (bench/gate.py's method). The merged history goes to ``p4cache-lincheck``.
+switch's are 0 (gate.py's method). The merged history goes to ``p4cache-lincheck``.
 
 Reported: hit share (GETs answered by the switch), GET latency of hits and misses, write latency
 through the gate, the agents' invalidations, the controller's promotions, refills and evictions,
@@ -36,7 +36,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from bench.cachelab import (
+from p4cache import paths
+from p4cache_bench.cachelab import (
     agent_status,
     ask_all,
     close_all,
@@ -47,10 +48,10 @@ from bench.cachelab import (
     start_workers,
     summary,
 )
-from bench.common import ROOT, machine_info, needs_root, pyplot, report, save_figure
+from p4cache_bench.common import machine_info, needs_root, pyplot, report, save_figure
 
-RESULTS = Path(__file__).resolve().parent / "results" / "etc.json"
-PLOT = ROOT / "docs" / "bench_etc.png"
+RESULTS = paths.bench_results() / "etc.json"
+PLOT = paths.bench_plots() / "bench_etc.png"
 LAT_KINDS = ("get_hit", "get_miss", "set", "delete", "fill")
 
 
@@ -303,7 +304,7 @@ def merge(outs: list[dict], s: Settings) -> dict:
 def run_clients(lab, s: Settings, hist_dir: Path) -> list[dict]:  # noqa: ANN001
 
     hosts = [h for h in lab.clients for _ in range(s.procs)]
-    workers = start_workers(hosts, "bench.etc")
+    workers = start_workers(hosts, "p4cache_bench.etc")
     servers = [h.ip for h in lab.servers]
     try:
         cmds = [{"op": "run", "client": i + 1, "shard": i, "shards": len(hosts),

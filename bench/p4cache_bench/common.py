@@ -15,7 +15,9 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from p4cache import paths
+
+ROOT = paths.checkout()  # the source checkout, None when p4cache is installed from a wheel
 
 LOSS_OK = 0.01  # "max rate": median loss below 1 % ...
 KEEP_UP = 0.97  # ... and delivered >= 97 % of offered: the port's socket buffer holds thousands
@@ -31,11 +33,13 @@ def machine_info() -> dict:
                 break
     except OSError:
         pass
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
-                            "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.split("\n")
+    commit, dirty = "", []
+    if ROOT is not None:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.split("\n")
     try:
         load = list(os.getloadavg())
     except OSError:
@@ -44,6 +48,13 @@ def machine_info() -> dict:
             "python": platform.python_version(), "git_commit": commit,
             "git_modified_files": sorted(line[3:] for line in dirty if line.strip()),
             "loadavg_at_start": load, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+
+
+def shown(path: Path) -> str:
+    """A path as results record it: relative to the checkout when inside it, else absolute."""
+    if ROOT is not None and path.is_relative_to(ROOT):
+        return path.relative_to(ROOT).as_posix()
+    return str(path)
 
 
 def median(runs: Sequence[dict], key: str = "pps") -> float:
@@ -57,7 +68,7 @@ def free_port() -> int:
 
 
 class Agent:
-    """A ``bench.veth_traffic`` process in a namespace, driven one JSON line at a time."""
+    """A ``p4cache_bench.veth_traffic`` process in a namespace, driven one JSON line at a time."""
 
     def __init__(self, argv: list[str]) -> None:
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -87,8 +98,8 @@ class Agent:
 
 
 def agent_argv(host, *args: str) -> list[str]:  # noqa: ANN001 - a softnic.netns.Host
-    """The command line of a ``bench.veth_traffic`` agent inside ``host``'s namespace."""
-    return host.cmd([sys.executable, "-m", "bench.veth_traffic", *args])
+    """The command line of a ``p4cache_bench.veth_traffic`` agent inside ``host``'s namespace."""
+    return host.cmd([sys.executable, "-m", "p4cache_bench.veth_traffic", *args])
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ import sys
 # name -> (module under bench, one-line description)
 BENCHMARKS = {
     "softnic": ("softnic_pps", "packets/s of softnic itself on two small programs "
-                "(bench/p4), in-process and through veth"),
+                "(bench/p4cache_bench/p4), in-process and through veth"),
     "dataplane": ("dataplane", "GET hits answered and misses forwarded per second by the "
                   "cache's data plane (p4src) on softnic, in-process and through veth"),
     "gate": ("gate", "the host agent's write gate (added TCP latency, invalidations) and the "
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     if name not in BENCHMARKS:
         print(f"p4cache-bench: unknown benchmark {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(f"bench.{BENCHMARKS[name][0]}")
+    module = importlib.import_module(f"p4cache_bench.{BENCHMARKS[name][0]}")
     return module.main(rest)
 
 

@@ -1,6 +1,6 @@
 """Traffic generator and counter for the veth benchmark, run inside the host namespaces.
 
-``python -m bench.veth_traffic send IFACE`` and ``... recv IFACE PORT`` are long-lived: the
+``python -m p4cache_bench.veth_traffic send IFACE`` and ``... recv IFACE PORT`` are long-lived: the
 benchmark starts each once per program and drives them with one JSON command per line on stdin,
 answering one JSON line on stdout per command. Keeping them alive avoids a Python start-up
 (~100 ms, and CPU stolen from the switch) per measurement step.
@@ -243,8 +243,8 @@ def main(argv: list[str]) -> int:
 
         _serve(handle)
         return 0
-    print(f"usage: python -m bench.veth_traffic send IFACE | recv IFACE PORT (got {role!r})",
-          file=sys.stderr)
+    print("usage: python -m p4cache_bench.veth_traffic send IFACE | recv IFACE PORT "
+          f"(got {role!r})", file=sys.stderr)
     return 2
 
 
