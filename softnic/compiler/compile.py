@@ -1,11 +1,20 @@
-"""``compile_program``/``compile_file``: the semantic half of ``softnic compile``.
+"""``compile_program``/``compile_file``: the semantic half of ``softnic compile``, stage by stage.
 
-preprocess -> parse -> front-end passes -> check -> P4Runtime resources -> mid-end passes ->
-check (names, types, p4c-bm2-ss restrictions) -> lower (BMv2 JSON). As in p4c-bm2-ss, whose
-P4Info is serialized from the front end's program before its mid end runs, the resources the
-P4Info writer needs are collected (``p4rt_resources``) from the program as the front-end passes
-left it, checked on its own, so a mid-end rewrite (a direct action call inlined, a table
-dropped) does not change the P4Info; the BMv2 JSON comes from the program after all passes.
+The stages are the packages of ``softnic.compiler``, run in p4c-bm2-ss's order:
+
+=================  ==================================================================
+``frontend``       preprocess -> parse -> front-end passes (``frontend.passes``) -> check
+``p4info``         the P4Runtime resources of the front end's checked program
+``midend``         mid-end passes -> check again -> CheckTableSize
+``bmv2``           lower the checked program to BMv2 JSON
+=================  ==================================================================
+
+``ir`` (the syntax tree, types, symbols) and ``diagnostics`` (errors and warnings) are shared by
+all of them; nothing in a stage imports a later one. As in p4c-bm2-ss, whose P4Info is
+serialized from the front end's program before its mid end runs, the resources the P4Info
+writer needs are collected from the program as the front-end passes left it, checked on its
+own, so a mid-end rewrite (a direct action call inlined, a table dropped) does not change the
+P4Info; the BMv2 JSON comes from the program after all passes.
 
 The front end's check is the first: an error there stops the compile before any mid-end pass
 runs, as p4c reports front-end errors before mid-end ones. Every program takes this one route:
@@ -29,8 +38,9 @@ from typing import Any
 from softnic.compiler.bmv2.lower import lower_program
 from softnic.compiler.diagnostics import CompileError, CompileWarning
 from softnic.compiler.frontend.check import Checker
-from softnic.compiler.frontend.passes import front_end_passes, mid_end_passes
+from softnic.compiler.frontend.passes import front_end_passes
 from softnic.compiler.ir import ast
+from softnic.compiler.midend import mid_end_passes
 from softnic.compiler.midend.check_table_size import check_table_size
 from softnic.compiler.p4info.collect import collect_resources
 from softnic.compiler.p4info.resources import ProgramResources

@@ -7,7 +7,7 @@ layout, the JSON's global tables (actions, calculations, learn lists, field list
 the name and id counters and the warnings. The per-construct work lives in ``lower_parser``,
 ``lower_control`` (pipelines, deparser, checksums), ``lower_stmt`` and ``lower_expr``.
 
-The P4Info is not built here: ``p4rt_resources`` builds it from the checked program.
+The P4Info is not built here: :mod:`softnic.compiler.p4info` builds it from the checked program.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""The P4Runtime resources of a checked program, for the P4Info writer (``p4info.py``).
+"""The P4Runtime resources of a checked program, for the P4Info writer (``serialize.py``).
 
 :func:`collect_resources` reads the checker's findings (symbols, call records, folded
 constants, scopes) after :meth:`Checker.run` and builds the :class:`ProgramResources` that
-``p4info.build_p4info`` turns into P4Info. It does not lower anything to BMv2 JSON: the P4Info
+``serialize.build_p4info`` turns into P4Info. It does not lower anything to BMv2 JSON: the P4Info
 describes the program the front end accepted, which is also how p4c works (its P4Info comes from
 the front end's program, so a table its mid end later drops from the JSON is still in the
 P4Info; see FIDELITY.md): ``compile.py`` runs it on a checker of the program as the front-end
-passes left it, before the mid-end passes (softnic.compiler.frontend.passes.MID_END) run.
+passes left it, before the mid-end passes (:mod:`softnic.compiler.midend`) run.
 
 What is collected:
 

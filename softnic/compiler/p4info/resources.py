@@ -1,7 +1,7 @@
 """The control-plane-visible resources of a compiled program.
 
-``p4rt_resources.collect_resources`` fills a :class:`ProgramResources` from the checked program
-(not from the BMv2 lowering); the P4Info writer (``p4info.py``) turns it into
+``collect.collect_resources`` fills a :class:`ProgramResources` from the checked program
+(not from the BMv2 lowering); the P4Info writer (``serialize.py``) turns it into
 ``p4.config.v1.P4Info``. Names are the
 fully-qualified control-plane names (``MyIngress.ipv4_lpm``, ``MyIngress.drop``, ``NoAction``),
 the same strings the BMv2 JSON uses, which is how a target maps P4Runtime ids to JSON objects.

@@ -17,9 +17,10 @@ from softnic.compiler.compile import compile_file
 from softnic.compiler.diagnostics import CompileError
 from softnic.compiler.frontend.check import Checker
 from softnic.compiler.frontend.parser import parse_program
-from softnic.compiler.frontend.passes import front_end_passes, mid_end_passes
+from softnic.compiler.frontend.passes import front_end_passes
 from softnic.compiler.frontend.preprocess import preprocess
 from softnic.compiler.ir import ast
+from softnic.compiler.midend import mid_end_passes
 from softnic.tests.compiler.p4progs import HEAD, TAIL, run_b
 
 # The parser assigns a bit<16> to the bit<8> field (a type error, line 8 of the program); the

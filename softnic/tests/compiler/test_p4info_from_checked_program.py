@@ -1,4 +1,4 @@
-"""P4Info built from the checked program (``p4rt_resources.collect_resources``).
+"""P4Info built from the checked program (``p4info.collect.collect_resources``).
 
 The P4Info used to be collected by the BMv2 lowering on the way; it is now built from the
 checker's findings alone. The P4Info of every program here must be exactly the one the
