@@ -111,7 +111,7 @@ run: setup
 	$(VENV)/bin/p4cache run --target $(TARGET) $(if $(KEEP),--keep)
 
 clean:
-	rm -rf $(BUILD_DIR) .pytest_cache .ruff_cache
+	rm -rf $(BUILD_DIR) .setuptools-build .pytest_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -not -path './$(VENV)/*' -exec rm -rf {} +
 
 distclean: clean

@@ -42,4 +42,7 @@ def packages() -> dict[str, str]:
 
 
 PACKAGES = packages()
-setup(packages=sorted(PACKAGES), package_dir=PACKAGES)
+# setuptools' own scratch space (build/lib, build/bdist.*) is kept out of build/, which holds the
+# compiled P4 programs and the lincheck binary (p4cache.paths.build_dir).
+setup(packages=sorted(PACKAGES), package_dir=PACKAGES,
+      options={"build": {"build_base": ".setuptools-build"}})
