@@ -216,12 +216,22 @@ def remove_stale(prefix: str, run_dir: Path | None = None) -> list[str]:
         if dead(ns):
             delete_namespace(ns)
             removed.append(ns)
-    for line in run(["ip", "-o", "link", "show"], check=False).splitlines():
-        name = line.split(":")[1].strip().split("@")[0]
+    for name in _link_names():
         if dead(name):
             delete_link(name)
             removed.append(name)
+    # A deleted namespace takes its veths' root ends with it, but the kernel does that
+    # asynchronously: wait (briefly) until they are gone, so the caller sees a clean machine.
+    deadline = time.monotonic() + 5.0
+    while any(dead(n) for n in _link_names()) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return removed
+
+
+def _link_names() -> list[str]:
+    return [line.split(":")[1].strip().split("@")[0]
+            for line in run(["ip", "-o", "link", "show"], check=False).splitlines()
+            if line.count(":") >= 2]
 
 
 # ---- Topology: hosts wired to switch ports, for tests and benchmarks ---------------------------
