@@ -384,19 +384,21 @@ def settled_controller_status(lab, timeout: float = 60.0) -> dict:  # noqa: ANN0
 
 def agent_status(host) -> dict:  # noqa: ANN001 - a lab Host (a server)
     """The host agent's status over its control channel."""
+    from p4cache import agent_protocol as proto
+
     h, port = host.agent_control.rsplit(":", 1)
     with socket.create_connection((h, int(port)), timeout=5.0) as s:
-        s.sendall(b'{"id":1,"op":"status"}\n')
+        s.sendall(proto.encode(proto.request(proto.STATUS, 1)))
         buf = b""
         while not buf.endswith(b"\n"):
             chunk = s.recv(65536)
             if not chunk:
                 break
             buf += chunk
-    rep = json.loads(buf)
-    if not rep.get("ok"):
+    rep = proto.decode(buf)
+    if not rep.get(proto.OK):
         raise RuntimeError(f"agent status: {rep}")
-    return rep["status"]
+    return rep[proto.STATUS_FIELD]
 
 
 def wait_ready(lab, timeout: float = 40.0, watch: bool = True) -> None:  # noqa: ANN001 - a Lab
