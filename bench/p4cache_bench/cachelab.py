@@ -302,7 +302,7 @@ class Worker:
     @classmethod
     def start(cls, ns: str, module: str = "p4cache_bench.cachelab") -> Worker:
         from p4cache_bench.common import Agent
-        from p4cache.lab import netns
+        from softnic import netns
 
         return cls(Agent([*netns.exec_prefix(ns), sys.executable, "-m", module, "--worker"]))
 
@@ -430,10 +430,11 @@ def start_system(lab, timeout: float = 40.0) -> None:  # noqa: ANN001 - a Lab
 
 def other_labs(tag: str) -> list[str]:
     """Namespaces of other p4cache labs on the machine (they share CPUs and management nets)."""
-    from p4cache.lab import netns
+    from p4cache.lab.lab import PREFIX
+    from softnic import netns
 
     return sorted(n for n in netns.namespaces()
-                  if n.startswith(netns.PREFIX) and not n.startswith(tag + "-"))
+                  if n.startswith(PREFIX) and not n.startswith(tag + "-"))
 
 
 def warn_other_labs(tag: str, console) -> list[str]:  # noqa: ANN001 - a rich Console
@@ -534,7 +535,7 @@ def limit_ruleset(rate: int, burst: int, port: int) -> str:
 
 
 def install_limit(lab, rate: int, burst: int, port: int) -> None:  # noqa: ANN001 - a Lab
-    from p4cache.lab import netns
+    from softnic import netns
 
     for h in lab.servers:
         netns.run(["nft", limit_ruleset(rate, burst, port)], ns=h.ns)
@@ -542,7 +543,7 @@ def install_limit(lab, rate: int, burst: int, port: int) -> None:  # noqa: ANN00
 
 def limit_counters(lab) -> dict[str, dict[str, int]]:  # noqa: ANN001 - a Lab
     """Per server address: UDP GET packets dropped by the limit and passed to memcached."""
-    from p4cache.lab import netns
+    from softnic import netns
 
     out = {}
     for h in lab.servers:

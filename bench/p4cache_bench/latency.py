@@ -76,7 +76,7 @@ def key_classes(s: Settings, client_ip: str) -> dict:
 def add_nocache_address(cl) -> None:  # noqa: ANN001 - a CacheLab
     """A second address on the client, outside the allow-list; the server reaches it by the
     client's MAC (static ARP, like every lab address)."""
-    from p4cache.lab import netns
+    from softnic import netns
 
     netns.run(["ip", "addr", "add", f"{NOCACHE_IP}/24", "dev", "eth0"], ns=cl.client.ns)
     netns.run(["ip", "neigh", "replace", NOCACHE_IP, "lladdr", cl.client.mac, "dev", "eth0",
