@@ -27,8 +27,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from softnic.compiler.ir.ast import Loc, Node
+
+@dataclass(frozen=True)
+class Loc:
+    """A source position, ``file:line:col`` (columns from 1, as p4c counts them). Every syntax
+    tree node carries one (``ir.ast.Node.loc``), so any stage can point at the user's code."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class Located(Protocol):
+    """Anything with a source position: every syntax tree node."""
+
+    loc: Loc
 
 
 class CompileError(Exception):
@@ -45,7 +63,7 @@ class CompileError(Exception):
         return f"{self.loc}: error: {self.message}"
 
 
-def error(where: Node | Loc | None, message: str) -> CompileError:
+def error(where: Located | Loc | None, message: str) -> CompileError:
     """The error ``message`` about the node or source position ``where`` (None: the program as a
     whole); use as ``raise error(node, "...")``."""
     loc = where if where is None or isinstance(where, Loc) else where.loc

@@ -23,20 +23,6 @@ from softnic.compiler.ir import ast
 
 T = TypeVar("T")
 
-# Binary operators by precedence level, lowest first (p4c p4parser.ypp %left lines).
-_BINARY_LEVELS: list[tuple[str, ...]] = [
-    ("||",),
-    ("&&",),
-    ("==", "!="),
-    ("<", ">", "<=", ">="),
-    ("|",),
-    ("^",),
-    ("&",),
-    ("<<", ">>"),
-    ("++", "+", "-", "|+|", "|-|"),
-    ("*", "/", "%"),
-]
-_BINARY_PREC = {op: level for level, ops in enumerate(_BINARY_LEVELS) for op in ops}
 
 _BASE_TYPE_KWS = frozenset(
     {"bit", "int", "varbit", "bool", "string", "error", "match_kind", "tuple"}
@@ -1129,15 +1115,15 @@ class Parser:
             if nxt.is_op(">") and nxt.pos == tok.end:
                 return ">>"
             return ">"
-        return tok.text if tok.text in _BINARY_PREC else None
+        return tok.text if tok.text in ast.BINARY_PREC else None
 
     def parse_binary(self, level: int) -> ast.Expr:
-        if level >= len(_BINARY_LEVELS):
+        if level >= len(ast.BINARY_LEVELS):
             return self.parse_unary()
         left = self.parse_binary(level + 1)
         while True:
             op = self._peek_binary_op()
-            if op is None or _BINARY_PREC[op] != level:
+            if op is None or ast.BINARY_PREC[op] != level:
                 return left
             self.next()
             if op == ">>":

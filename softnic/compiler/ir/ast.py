@@ -1,8 +1,9 @@
 """Abstract syntax tree of the P4_16 subset softnic compiles.
 
-The parser (``parser.py``) builds these nodes; the checker (``check.py``) resolves names and
-types on them; the lowering (``lower.py``) turns them into BMv2 JSON. Every node carries a
-``loc`` so that any later stage can report ``file:line:col: error: ...``.
+The front end's parser (``frontend/parser.py``) builds these nodes and its passes rewrite them;
+the checker (``frontend/check``) resolves names and types on them; the P4Info collector and the
+BMv2 lowering read them. Every node carries a ``loc`` (a :class:`~softnic.compiler.diagnostics.Loc`)
+so that any later stage can report ``file:line:col: error: ...``.
 
 Conventions:
 - Names are plain strings; a leading dot (``.foo``, top-level scope) is kept in the string.
@@ -15,18 +16,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
-class Loc:
-    file: str
-    line: int
-    col: int
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.col}"
-
+from softnic.compiler.diagnostics import Loc as Loc  # re-exported: ast.Loc is the node position
 
 NOLOC = Loc("<builtin>", 0, 0)
+
+# Binary operators by precedence level, lowest first (p4c p4parser.ypp %left lines): the parser
+# builds by it and ``pretty`` prints by it, so messages show an expression as it parses.
+BINARY_LEVELS: list[tuple[str, ...]] = [
+    ("||",),
+    ("&&",),
+    ("==", "!="),
+    ("<", ">", "<=", ">="),
+    ("|",),
+    ("^",),
+    ("&",),
+    ("<<", ">>"),
+    ("++", "+", "-", "|+|", "|-|"),
+    ("*", "/", "%"),
+]
+BINARY_PREC = {op: level for level, ops in enumerate(BINARY_LEVELS) for op in ops}
 
 
 @dataclass

@@ -6,7 +6,6 @@ P4Info carry for table keys (``hdr.ipv4.dstAddr``) and ``source_fragment`` strin
 
 from __future__ import annotations
 
-from softnic.compiler.frontend.parser import _BINARY_PREC  # the grammar's own precedence table
 from softnic.compiler.ir import ast
 
 
@@ -122,8 +121,8 @@ def _operand(e: ast.Expr, parent_op: str, right: bool) -> str:
     text = show_expr(e)
     if isinstance(e, ast.Ternary):
         return f"({text})"
-    if isinstance(e, ast.Binary) and e.op in _BINARY_PREC and parent_op in _BINARY_PREC:
-        mine, theirs = _BINARY_PREC[e.op], _BINARY_PREC[parent_op]
+    if isinstance(e, ast.Binary) and e.op in ast.BINARY_PREC and parent_op in ast.BINARY_PREC:
+        mine, theirs = ast.BINARY_PREC[e.op], ast.BINARY_PREC[parent_op]
         if mine < theirs or (right and mine == theirs):
             return f"({text})"
     return text
