@@ -180,8 +180,9 @@ def test_syntax_error_keeps_existing_outputs_untouched(tmp_path: Path) -> None:
     assert out.read_text() == "previous build\n"
 
 
-def test_compile_time_of_largest_program(tmp_path: Path) -> None:
-    """Recorded for the report; p4c-bm2-ss takes about half a second on a small program."""
+def test_largest_program_compiles(tmp_path: Path) -> None:
+    """The largest corpus program compiles; its compile time is printed for the curious (how fast
+    softnic compiles is a benchmark's question, not a test's: a busy machine is only slower)."""
     program = LARGEST
     started = time.perf_counter()
     res = softnic_compile(
@@ -190,4 +191,3 @@ def test_compile_time_of_largest_program(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - started
     assert res.returncode == 0, res.stderr
     print(f"\ncompile time of {program.name} ({program.stat().st_size} bytes): {elapsed:.2f} s")
-    assert elapsed < 30
