@@ -50,5 +50,5 @@ def _script(command: str, extra: str, target: str) -> Callable[[], int]:
 
 softnic = _script("softnic", "softnic", "softnic.cli:main")
 controller = _script("p4cache-controller", "controller", "p4cache.controller.cli:main")
-system = _script("p4cache", "lab", "p4cache.system.cli:main")
+system = _script("p4cache", "lab", "p4cache.cli:main")
 bench = _script("p4cache-bench", "bench", "p4cache_bench.cli:main")

@@ -1,4 +1,5 @@
-"""``p4cache up | exec | status | down`` (see p4cache.system)."""
+"""The ``p4cache`` command: ``up | exec | status | down`` (p4cache.system) and ``run``, the main job
+(p4cache.demo) on a system brought up for it. It sits above both packages, which never import it."""
 
 from __future__ import annotations
 
