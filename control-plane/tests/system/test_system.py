@@ -144,8 +144,11 @@ def up_until(run_dir: Path, topo: Path, process: str, sig: int
              ) -> tuple[subprocess.Popen, list[int]]:
     """Start ``p4cache up`` and send it ``sig`` once it has recorded ``process``; return it and
     the pids it had recorded then."""
+    # Started as a terminal starts it, with SIGINT at its default: a test run launched in the
+    # background of a non-interactive shell inherits SIGINT ignored (POSIX), and Python keeps it so
     p = subprocess.Popen([P4CACHE, "--run-dir", str(run_dir), "up", "--topo", str(topo)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline and p.poll() is None:

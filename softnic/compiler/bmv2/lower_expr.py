@@ -33,7 +33,6 @@ from softnic.compiler.frontend.check import (
     CompileError,
     mask,
 )
-from softnic.compiler.frontend.check.values import constant_value
 from softnic.compiler.ir import ast
 from softnic.compiler.ir.pretty import show_expr
 from softnic.compiler.ir.types import (
@@ -118,8 +117,8 @@ class ExprLowerer:
         return t
 
     def const(self, e: ast.Expr) -> Any:
-        """Compile-time value of ``e`` or None (the checked program's own folding)."""
-        return constant_value(self.chk, e)
+        """Compile-time value of ``e`` or None (the checker's own folding, over what it found)."""
+        return self.chk.const_eval(e, None)
 
     # ------------------------------------------------------------------ locations
 

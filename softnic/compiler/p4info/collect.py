@@ -42,7 +42,6 @@ from typing import Any
 from softnic.compiler.diagnostics import error
 from softnic.compiler.frontend.check import Checker, annotation, annotation_string
 from softnic.compiler.frontend.check.callinfo import CallInfo
-from softnic.compiler.frontend.check.values import constant_value
 from softnic.compiler.frontend.desugar import InlinedApply, walk
 from softnic.compiler.frontend.key_name import table_key_name
 from softnic.compiler.frontend.v1model import v1switch_blocks
@@ -361,7 +360,7 @@ class ResourceCollector:
         info = TableInfo(sym.qualified, match_fields, refs, size=size,
                          annotations=p4info_annotations(d), id=annotated_id(d))
         if "support_timeout" in props:
-            info.support_timeout = bool(constant_value(self.chk, props["support_timeout"].value))
+            info.support_timeout = bool(self.chk.const_eval(props["support_timeout"].value, None))
         if "counters" in props:
             info.direct_counters.append(self.direct("counter", props["counters"].value,
                                                     sym.qualified))
@@ -401,7 +400,7 @@ class ResourceCollector:
                 continue
             v = self.chk.consts.get(id(a))
             if v is None and a is not None:
-                v = constant_value(self.chk, a)
+                v = self.chk.const_eval(a, None)
             if v is None:
                 raise error(a or info.decl, f"{show_expr(a)}: action data must be a "
                             "compile-time constant")
@@ -437,7 +436,7 @@ class ResourceCollector:
                 self.instance(sym, sym.type, d)
 
     def instance(self, sym: Sym, t: ExternT, d: ast.InstantiationDecl) -> None:
-        args = [constant_value(self.chk, a.value) for a in d.args]
+        args = [self.chk.const_eval(a.value, None) for a in d.args]
         name = sym.qualified
         annos = p4info_annotations(d)
         aid = annotated_id(d)
@@ -466,7 +465,7 @@ class ResourceCollector:
         """The member name of the enum constant that is the last constructor argument."""
         e = d.args[-1].value
         t = self.chk.types.get(id(e))
-        v = constant_value(self.chk, e)
+        v = self.chk.const_eval(e, None)
         if isinstance(t, EnumT) and isinstance(v, int):
             return t.members[v]
         raise error(e, f"{show_expr(e)}: expected an enum constant")
