@@ -371,10 +371,7 @@ class Topology:
     """Hosts in their own namespaces, each wired by a veth pair to a switch-side interface in
     the root namespace (``switch_ifname``: a per-run tag plus ``p<port>``)."""
 
-    def __init__(self, hosts: Sequence[HostSpec] | int = 2, *,
-                 switch_in_root: bool = True) -> None:
-        if not switch_in_root:
-            raise ValueError("the switch ends are in the root namespace (switch_in_root=True)")
+    def __init__(self, hosts: Sequence[HostSpec] | int = 2) -> None:
         specs = [routed_host(i) for i in range(1, hosts + 1)] if isinstance(hosts, int) else hosts
         self.tag = f"{NS_PREFIX}{os.getpid()}x{next(_counter)}"
         self.hosts: list[Host] = []

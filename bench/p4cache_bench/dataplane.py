@@ -326,7 +326,7 @@ def veth_rig(prog, wls: list[Workload]):  # noqa: ANN001, ANN201 - yields (sende
     """client - softnic run - server, the cache filled; sender and both receivers running."""
     from softnic.netns import Topology
 
-    with (Topology(2, switch_in_root=True) as topo,
+    with (Topology(2) as topo,
           softnic_run(topo, ["--cpu-port", str(CPU_PORT)]) as grpc_addr,
           rig_agents(topo, grpc_addr, prog, wls) as agents):
         yield agents

@@ -81,7 +81,7 @@ def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]
     from p4cache_bench import dataplane as dpb
     from softnic.netns import Topology
 
-    with Topology(2, switch_in_root=True) as topo:
+    with Topology(2) as topo:
         run = (softnic_run(topo, ["--cpu-port", str(dpb.CPU_PORT)]) if target == "softnic"
                else bmv2_run(topo, dpb.CPU_PORT))
         with run as grpc_addr, dpb.rig_agents(topo, grpc_addr, prog, wls) as agents:

@@ -157,7 +157,7 @@ def veth_rig(bmv2_json: Path, p4info: Path):  # noqa: ANN201 - yields (sender, r
     """h1 - softnic run - h2 on veth pairs, the route installed, sender and receiver running."""
     from softnic.netns import Topology
 
-    with Topology(2, switch_in_root=True) as topo, softnic_run(topo) as grpc_addr:
+    with Topology(2) as topo, softnic_run(topo) as grpc_addr:
         h1, h2 = topo.hosts
         agents: list[Agent] = []
         try:

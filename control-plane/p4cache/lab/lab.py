@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -379,18 +380,21 @@ def _tail(text: str, n: int = 30) -> str:
     return "\n".join(text.splitlines()[-n:])
 
 
-def wait_tcp(host: str, port: int, timeout: float, what: str, alive=None, log=None) -> None:  # noqa: ANN001
+def wait_tcp(host: str, port: int, timeout: float, what: str,
+             alive: Callable[[], bool] | None = None, log: Callable[[], str] | None = None) -> None:
+    """Wait until ``host:port`` accepts TCP connections; RuntimeError naming ``what`` (with the
+    tail of ``log()``) when ``alive()`` says the process exited or ``timeout`` s pass."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if alive is not None and not alive():
-            raise RuntimeError(f"lab: {what} exited before it was ready:\n"
+            raise RuntimeError(f"{what} exited before it was ready:\n"
                                f"{_tail(log()) if log else ''}")
         try:
             with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError(f"lab: {what} did not listen on {host}:{port} within {timeout:.0f} s:\n"
+    raise RuntimeError(f"{what} did not listen on {host}:{port} within {timeout:.0f} s:\n"
                        f"{_tail(log()) if log else ''}")
 
 
@@ -402,11 +406,11 @@ def wait_tcp_in(ns: str, host: str, port: int, timeout: float, what: str, alive=
              host, str(port)]
     while time.monotonic() < deadline:
         if alive is not None and not alive():
-            raise RuntimeError(f"lab: {what} exited before it was ready:\n"
+            raise RuntimeError(f"{what} exited before it was ready:\n"
                                f"{_tail(log()) if log else ''}")
         if subprocess.run([*netns.exec_prefix(ns), *probe], capture_output=True,
                           check=False).returncode == 0:
             return
         time.sleep(0.1)
-    raise RuntimeError(f"lab: {what} did not listen on {host}:{port} within {timeout:.0f} s:\n"
+    raise RuntimeError(f"{what} did not listen on {host}:{port} within {timeout:.0f} s:\n"
                        f"{_tail(log()) if log else ''}")

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
@@ -62,22 +60,13 @@ class P4RuntimeSwitch(Switch):
         self._wait_listening()
 
     def _wait_listening(self) -> None:
-        assert self.proc is not None
+        proc = self.proc
+        assert proc is not None
         host, _, port = self.grpc_addr.rpartition(":")
         host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-        deadline = time.monotonic() + self.start_timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.name}: {self.target} exited ({self.proc.returncode}) "
-                                   f"before its P4Runtime server listened; see "
-                                   f"{self.log_file}.out:\n{self._tail()}")
-            try:
-                with socket.create_connection((host, int(port)), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError(f"{self.name}: {self.target} did not listen on {self.grpc_addr} "
-                           f"within {self.start_timeout:.0f} s; see {self.log_file}.out")
+        labmod.wait_tcp(host, int(port), self.start_timeout,
+                 f"{self.name}: {self.target}'s P4Runtime server (log: {self.log_file}.out)",
+                 alive=lambda: proc.poll() is None, log=self._tail)
 
     def _tail(self, n: int = 20) -> str:
         try:

@@ -78,7 +78,7 @@ class SoftnicRun:
 
 @pytest.fixture(scope="module")
 def topo() -> Iterator[Topology]:
-    with Topology(2, switch_in_root=True) as t:
+    with Topology(2) as t:
         yield t
 
 

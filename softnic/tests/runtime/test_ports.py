@@ -51,7 +51,7 @@ def test_unknown_interface_is_a_clear_error() -> None:
 
 @pytest.fixture(scope="module")
 def topo():
-    with Topology(2, switch_in_root=True) as t:
+    with Topology(2) as t:
         yield t
 
 
