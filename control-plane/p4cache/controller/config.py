@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from p4cache import agent_protocol as proto
 from p4cache import dataplane as dp
 from p4cache import paths
 
@@ -263,7 +264,7 @@ def _servers(path: Path, items: Any, cpu_port: int) -> list[ServerConfig]:
             ip=ip,
             mac=_mac(r, "mac", r.get("mac", str, "02:00:00:00:00:01")),
             switch_port=r.integer("switch_port", None, 0, 511, required=True),
-            agent=_host_port(r, "agent", r.get("agent", str, "127.0.0.1:11213")),
+            agent=_host_port(r, "agent", r.get("agent", str, f"127.0.0.1:{proto.DEFAULT_PORT}")),
         )
         if s.switch_port == cpu_port:
             r.fail(f"{s.switch_port} is the CPU port", "switch_port")

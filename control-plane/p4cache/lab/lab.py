@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from p4cache import agent_protocol
 from p4cache import dataplane as dp
 from p4cache import program as p4program
 from softnic import netns
@@ -46,7 +47,7 @@ MGMT_BASE = "10.250"
 
 MEMCACHED_UDP = 11211
 MEMCACHED_TCP_BACKEND = 11212
-AGENT_CONTROL_PORT = 11213
+AGENT_CONTROL_PORT = agent_protocol.DEFAULT_PORT
 CONTROLLER_STATUS_PORT = 11214
 SWITCH_ADDR = "10.0.0.254"
 SWITCH_MAC = "02:00:00:00:00:fe"
