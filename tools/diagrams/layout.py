@@ -4,7 +4,7 @@ and an arrow for every package that imports another.
     .venv/bin/python tools/diagrams/layout.py [--out docs/layout.png] [--dpi 110]
 
 Nothing here is drawn by hand: the boxes and arrows come from the import statements of the code
-as it is (every ``import`` and ``from ... import``, in-function ones too), read with ``ast``.
+as it is, read by tools/import_graph.py (in-function imports and ``import_module`` calls too).
 Boxes are stacked by layer: a package sits above every package it imports, so arrows point
 down, and an arrow pointing up would be an import cycle between packages. Tests are left out.
 """
@@ -12,7 +12,7 @@ down, and an arrow pointing up would be an import cycle between packages. Tests 
 from __future__ import annotations
 
 import argparse
-import ast
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -26,6 +26,9 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 from p4cache.paths import checkout  # noqa: E402
 
 ROOT = checkout() or Path.cwd()
+sys.path.insert(0, str(ROOT / "tools"))
+import import_graph  # noqa: E402  (tools/import_graph.py: the one import reader)
+
 DEFAULT_OUT = ROOT / "docs" / "layout.png"
 
 # top-level folder -> (column title, colour); the folders' Python packages are found on disk
@@ -40,25 +43,6 @@ DEEPER = {"softnic.compiler"}
 GREY = "#455a64"
 
 
-def packages(root: Path) -> dict[str, tuple[str, Path]]:
-    """module name -> (folder, file) for every project module outside tests."""
-    out: dict[str, tuple[str, Path]] = {}
-    for folder in FOLDERS:
-        base = root / folder
-        src = base.parent if (base / "__init__.py").exists() else base
-        for f in sorted(base.rglob("*.py")):
-            rel = f.relative_to(src)
-            if "tests" in rel.parts or rel.parts[0].startswith("."):
-                continue
-            if not (src / rel.parts[0] / "__init__.py").exists():
-                continue
-            parts = list(rel.with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            out[".".join(parts)] = (folder, f)
-    return out
-
-
 def node_of(module: str) -> str:
     """The box a module belongs to: its package two levels down (three in :data:`DEEPER`)."""
     parts = module.split(".")
@@ -66,43 +50,19 @@ def node_of(module: str) -> str:
     return ".".join(parts[:depth])
 
 
-def imports(module: str, path: Path, known: set[str]) -> set[str]:
-    """The project modules ``module`` imports (relative imports resolved)."""
-    tree = ast.parse(path.read_text(), str(path))
-    is_pkg = path.name == "__init__.py"
-    found: set[str] = set()
-    for n in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(n, ast.Import):
-            names = [a.name for a in n.names]
-        elif isinstance(n, ast.ImportFrom):
-            base = n.module or ""
-            if n.level:
-                anchor = module.split(".")
-                anchor = anchor if is_pkg else anchor[:-1]
-                anchor = anchor[: len(anchor) - (n.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            # ``from pkg import mod`` imports the module; ``from mod import name`` the module
-            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
-                     for a in n.names]
-        for name in names:
-            while name and name not in known:
-                name = name.rpartition(".")[0]
-            if name:
-                found.add(name)
-    return found
-
-
 def graph(root: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
-    """(box -> folder, box -> boxes it imports)."""
-    mods = packages(root)
-    known = set(mods)
+    """(box -> folder, box -> boxes it imports), from tools/import_graph.py's reading of the
+    imports (the same one the import-cycle test checks)."""
+    modules = import_graph.find_modules(root)
     folder_of: dict[str, str] = {}
     edges: dict[str, set[str]] = defaultdict(set)
-    for m, (folder, path) in mods.items():
+    for m, path in modules.items():
+        folder = path.relative_to(root).parts[0]
+        if folder not in FOLDERS:
+            continue
         src = node_of(m)
         folder_of[src] = folder
-        for dep in imports(m, path, known):
+        for dep in import_graph.module_imports(m, path, modules):
             dst = node_of(dep)
             if dst != src:
                 edges[src].add(dst)
@@ -114,6 +74,7 @@ def layers(nodes: list[str], edges: dict[str, set[str]]) -> dict[str, int]:
     if there ever is one, is cut where the walk meets it again)."""
     layer: dict[str, int] = {}
     active: set[str] = set()
+    nodes_set = set(nodes)
 
     def visit(n: str) -> int:
         if n in layer:
@@ -126,7 +87,6 @@ def layers(nodes: list[str], edges: dict[str, set[str]]) -> dict[str, int]:
         layer[n] = 1 + max(deps, default=-1)
         return layer[n]
 
-    nodes_set = set(nodes)
     for n in nodes:
         visit(n)
     return layer
@@ -137,7 +97,7 @@ def draw(out: Path, dpi: int) -> None:
     linked = set(edges) | {d for ds in edges.values() for d in ds}
     # a package whose __init__ neither imports nor is imported on its own (its modules are
     # boxes of their own) would be an empty box
-    nodes = sorted(n for n in folder_of if n in linked or n.count(".") >= 1 and n not in DEEPER)
+    nodes = sorted(n for n in folder_of if n in linked or ("." in n and n not in DEEPER))
     layer = layers(nodes, edges)
     height = max(layer.values()) + 1
     columns = list(FOLDERS)
