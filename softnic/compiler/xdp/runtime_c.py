@@ -1,0 +1,349 @@
+"""The fixed part of every generated program: types, the engine's maps and helpers.
+
+Names and layouts here are read by the engine (``softnic.runtime.xdp``) through
+:mod:`softnic.compiler.xdp.abi`; change them together.
+"""
+
+from __future__ import annotations
+
+from softnic.compiler.xdp.abi import (
+    NO_PIN,
+    RUN_MAGIC,
+    STATS,
+    VERDICT_CPU,
+    VERDICT_DROP,
+    VERDICT_PORT,
+)
+
+_STAT_DEFINES = "\n".join(f"#define {name} {i}" for i, name in enumerate(STATS))
+
+PRELUDE = f"""
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+/* Ends clang's freedom to hoist loads across statements: a long straight run of byte loads and
+ * stores (a 256-byte header) would otherwise be scheduled loads-first and spill past the
+ * 512-byte BPF stack. */
+#define BARRIER() asm volatile("" ::: "memory")
+/* x unchanged for 1 <= x <= max (a power of two), in a form the verifier can bound to
+ * [1, max]: helper sizes must be known non-zero and within the buffer. */
+#define SIZE_IN(x, max) ((((x) - 1) & ((max) - 1)) + 1)
+#define PKT_MASK (PKT_MAX - 1)
+#define OUT_MASK (OUT_SIZE - 1)
+#define HB_MASK (HB_SIZE - 1)
+#define RUN_MAGIC {RUN_MAGIC:#x}
+#define VERDICT_DROP {VERDICT_DROP}
+#define VERDICT_PORT {VERDICT_PORT}
+#define VERDICT_CPU {VERDICT_CPU}
+#define NO_PIN {NO_PIN:#x}
+{_STAT_DEFINES}
+#define NSTATS {len(STATS)}
+
+/* One packet's state: the PHV as 64-bit words, the running action's parameters, scratch for
+ * keys and calculations, the deparsed headers and a copy of the received frame. Per CPU: an
+ * XDP program never runs twice at once on one CPU. */
+struct p4_state {{
+    __u64 f[PHV_WORDS];
+    __u64 ap[PARAM_WORDS];
+    __u64 kw[KB_SIZE / 8];
+    __u8 kb[KB_SIZE] __attribute__((aligned(8)));
+    __u8 hb[HB_SIZE];
+    __u8 out[OUT_SIZE];
+    __u8 pkt[2 * PKT_MAX];
+    __u64 truncate;
+    __u32 len, pos, pstate, steps, step_limit, exited, abort, action, hit;
+    __u32 pin_set, pin_off, outlen;
+    __s32 hit_idx;
+}};
+
+/* In the XDP metadata area of a frame run by BPF_PROG_TEST_RUN: port and time in, verdict out */
+struct run_meta {{
+    __u32 magic;
+    __u32 port;
+    __u64 now_us;
+    __u32 verdict;
+    __u32 pin_off;
+}};
+
+struct run_config {{
+    __u64 t0_us;      /* bpf_ktime_get_ns() / 1000 at the engine's start */
+    __u32 host_port;  /* the port whose packets go up the local stack (XDP_PASS) */
+    __u32 pad;
+}};
+
+struct counter_val {{
+    __u64 packets;
+    __u64 bytes;
+}};
+
+struct entry_val {{
+    __u32 action;
+    __u32 pad;
+    __u64 packets;
+    __u64 bytes;
+    __u64 p[];
+}};
+
+struct digest_rec {{
+    __u32 list_id;
+    __u32 pad;
+    __u64 w[DIGEST_WORDS];
+}};
+
+struct pin_rec {{
+    __u32 len;
+    __u32 pin_off;
+    __u8 data[PKT_MAX];
+}};
+
+struct {{
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct p4_state);
+}} p4_state SEC(".maps");
+
+struct {{
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct run_config);
+}} config SEC(".maps");
+
+struct {{
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, NSTATS);
+    __type(key, __u32);
+    __type(value, __u64);
+}} stats SEC(".maps");
+
+/* ifindex -> P4 port, for frames that arrive on an interface */
+struct {{
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 512);
+    __type(key, __u32);
+    __type(value, __u32);
+}} if_ports SEC(".maps");
+
+/* P4 port -> interface, for XDP_REDIRECT */
+struct {{
+    __uint(type, BPF_MAP_TYPE_DEVMAP);
+    __uint(max_entries, 512);
+    __type(key, __u32);
+    __type(value, __u32);
+}} tx_ports SEC(".maps");
+
+struct {{
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 1 << 20);
+}} digests SEC(".maps");
+
+struct {{
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 1 << 22);
+}} packet_in SEC(".maps");
+
+static __always_inline void stat_add(__u32 which)
+{{
+    __u64 *v = bpf_map_lookup_elem(&stats, &which);
+    if (v)
+        __sync_fetch_and_add(v, 1);
+}}
+
+static __always_inline __u64 sext(__u64 v, __u32 w)
+{{
+    __u32 s = 64 - w;
+    return (__u64)(((__s64)(v << s)) >> s);
+}}
+
+static __always_inline __u64 shl64(__u64 v, __u64 n)
+{{
+    return n >= 64 ? 0 : v << n;
+}}
+
+static __always_inline __u64 shr64(__u64 v, __u64 n)
+{{
+    return n >= 64 ? 0 : v >> n;
+}}
+
+/* A test run hands in a struct run_meta; a frame from an interface has none. */
+static __always_inline int read_meta(struct xdp_md *ctx, int *test, __u32 *port, __u64 *now,
+                                     struct run_config *cfg)
+{{
+    void *data = (void *)(long)ctx->data;
+    struct run_meta *m = (void *)(long)ctx->data_meta;
+    if ((void *)(m + 1) <= data && m->magic == RUN_MAGIC) {{
+        *test = 1;
+        *port = m->port;
+        *now = m->now_us;
+        return 0;
+    }}
+    *test = 0;
+    __u32 ifindex = ctx->ingress_ifindex;
+    __u32 *p = bpf_map_lookup_elem(&if_ports, &ifindex);
+    if (!p)
+        return -1;
+    *port = *p;
+    *now = bpf_ktime_get_ns() / 1000 - cfg->t0_us;
+    return 0;
+}}
+
+static __always_inline int finish(struct xdp_md *ctx, int test, __u32 verdict, __u32 port,
+                                  __u32 pin_off)
+{{
+    if (test) {{
+        void *data = (void *)(long)ctx->data;
+        struct run_meta *m = (void *)(long)ctx->data_meta;
+        if ((void *)(m + 1) <= data) {{
+            m->verdict = verdict;
+            m->port = port;
+            m->pin_off = pin_off;
+        }}
+        return XDP_TX;
+    }}
+    return verdict == VERDICT_DROP ? XDP_DROP : XDP_TX;
+}}
+
+/* The new frame: the deparsed headers, then the bytes the parser did not consume. */
+static __always_inline int rewrite_frame(struct xdp_md *ctx, struct p4_state *st)
+{{
+    __u32 olen = st->outlen;
+    __u32 len = st->len;
+    __u32 pos = st->pos;
+    if (olen > OUT_SIZE || pos > len || len > PKT_MAX)
+        return -1;
+    __u64 newlen = olen + (len - pos);
+    if (st->truncate && newlen > st->truncate)
+        newlen = st->truncate;
+    int delta = (int)newlen - (int)len;
+    if (delta && bpf_xdp_adjust_tail(ctx, delta))
+        return -1;
+    __u32 hlen = olen < newlen ? olen : (__u32)newlen;
+    if (hlen > 0 && hlen <= OUT_SIZE &&
+        bpf_xdp_store_bytes(ctx, 0, st->out, SIZE_IN(hlen, OUT_SIZE)))
+        return -1;
+    __u32 plen = (__u32)newlen - hlen;
+    if (plen == 0 || (delta == 0 && hlen == pos))
+        return 0; /* the payload is already where it belongs */
+    if (pos >= PKT_MAX || plen > PKT_MAX)
+        return -1;
+    return bpf_xdp_store_bytes(ctx, hlen, st->pkt + (pos & PKT_MASK), SIZE_IN(plen, PKT_MAX)) ?
+        -1 : 0;
+}}
+
+static __always_inline int deliver(struct xdp_md *ctx, struct p4_state *st, int test,
+                                   struct run_config *cfg, __u32 in_port, __u32 eport,
+                                   __u32 cpu_port)
+{{
+    __u32 pin = st->pin_set ? st->pin_off : NO_PIN;
+    if (eport == cpu_port) {{
+        if (test)
+            return finish(ctx, 1, VERDICT_CPU, eport, pin);
+        struct pin_rec *r = bpf_ringbuf_reserve(&packet_in, sizeof(*r), 0);
+        if (!r) {{
+            stat_add(STAT_PACKET_IN_LOST);
+            return XDP_DROP;
+        }}
+        __u32 n = ctx->data_end - ctx->data;
+        if (n == 0 || n > PKT_MAX || bpf_xdp_load_bytes(ctx, 0, r->data, SIZE_IN(n, PKT_MAX))) {{
+            bpf_ringbuf_discard(r, 0);
+            return XDP_DROP;
+        }}
+        r->len = n;
+        r->pin_off = pin;
+        bpf_ringbuf_submit(r, 0);
+        return XDP_DROP;
+    }}
+    if (test)
+        return finish(ctx, 1, VERDICT_PORT, eport, pin);
+    if (eport == in_port)
+        return XDP_TX;
+    if (eport == cfg->host_port)
+        return XDP_PASS;
+    return bpf_redirect_map(&tx_ports, eport, XDP_DROP);
+}}
+"""
+
+
+def _crc_table(poly_reflected: int) -> list[int]:
+    out = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ poly_reflected if c & 1 else c >> 1
+        out.append(c)
+    return out
+
+
+def _table_c(name: str, ctype: str, values: list[int]) -> list[str]:
+    rows = [", ".join(f"{v:#x}" for v in values[i:i + 8]) for i in range(0, 256, 8)]
+    return [f"static const {ctype} {name}[256] = {{"] + [f"    {r}," for r in rows] + ["};"]
+
+
+def hash_helpers() -> list[str]:
+    """BMv2's hash algorithms over ``hb[0..n)``: crc32 (zlib's), crc16 (ARC), csum16 (RFC
+    1071), xor16, identity. Loops are bounded by the buffer size."""
+    return [
+        *_table_c("crc32_tab", "__u32", _crc_table(0xEDB88320)),
+        *_table_c("crc16_tab", "__u16", _crc_table(0xA001)),
+        "",
+        "static __always_inline __u64 hash_crc32(const __u8 *b, __u32 n)",
+        "{",
+        "    __u32 c = 0xffffffff;",
+        "    for (__u32 i = 0; i < HB_SIZE; i++) {",
+        "        if (i >= n)",
+        "            break;",
+        "        c = crc32_tab[(c ^ b[i]) & 0xff] ^ (c >> 8);",
+        "    }",
+        "    return c ^ 0xffffffff;",
+        "}",
+        "",
+        "static __always_inline __u64 hash_crc16(const __u8 *b, __u32 n)",
+        "{",
+        "    __u32 c = 0;",
+        "    for (__u32 i = 0; i < HB_SIZE; i++) {",
+        "        if (i >= n)",
+        "            break;",
+        "        c = crc16_tab[(c ^ b[i]) & 0xff] ^ (c >> 8);",
+        "    }",
+        "    return c & 0xffff;",
+        "}",
+        "",
+        "static __always_inline __u64 hash_csum16(const __u8 *b, __u32 n)",
+        "{",
+        "    __u32 s = 0;",
+        "    for (__u32 i = 0; i < HB_SIZE; i += 2) {",
+        "        if (i >= n)",
+        "            break;",
+        "        __u32 lo = i + 1 < n ? b[(i + 1) & HB_MASK] : 0;",
+        "        s += ((__u32)b[i] << 8) | lo;",
+        "    }",
+        "    s = (s & 0xffff) + (s >> 16);",
+        "    s = (s & 0xffff) + (s >> 16);",
+        "    return ~s & 0xffff;",
+        "}",
+        "",
+        "static __always_inline __u64 hash_xor16(const __u8 *b, __u32 n)",
+        "{",
+        "    __u32 s = 0;",
+        "    for (__u32 i = 0; i < HB_SIZE; i += 2) {",
+        "        if (i >= n)",
+        "            break;",
+        "        __u32 lo = i + 1 < n ? b[(i + 1) & HB_MASK] : 0;",
+        "        s ^= ((__u32)b[i] << 8) | lo;",
+        "    }",
+        "    return s;",
+        "}",
+        "",
+        "static __always_inline __u64 hash_identity(const __u8 *b, __u32 n)",
+        "{",
+        "    __u64 v = 0;",
+        "    for (__u32 i = 0; i < 8; i++) {",
+        "        if (i >= n)",
+        "            break;",
+        "        v = (v << 8) | b[i];",
+        "    }",
+        "    return v;",
+        "}",
+        "",
+    ]
