@@ -12,6 +12,13 @@
   invalidations, updates, stale, untrusted, not allowed, flushes; not the hot-key reports).
 
 A failure raises ``Mismatch`` naming the invariant, the frame (hex) and the model's reasoning.
+
+``Rig(engine="xdp")`` runs the same checks on the xdp engine (the P4 program as an XDP program
+in the kernel, BPF_PROG_TEST_RUN per frame). ``twin=True`` adds softnic's Python engine beside
+it, loaded from the same JSON with the same entries and driven by the same clock: every frame's
+outputs, packet-ins and digests must be identical on both, and every register cell and counter
+of the program (hot-key sketches and Bloom filters included, which the model does not cover)
+must be equal every ``TWIN_FULL_EVERY`` frames and at ``twin_check()``.
 """
 
 from __future__ import annotations
@@ -83,6 +90,25 @@ class Mismatch(AssertionError):
     pass
 
 
+def engine_cells(sw, name: str) -> list[int]:
+    if isinstance(sw, Switch):
+        return list(sw._extern("registers", name).cells)
+    return sw.register_cells(name)
+
+
+def engine_counts(sw, name: str) -> list[int]:
+    if isinstance(sw, Switch):
+        return list(sw._extern("counters", name).packets)
+    return [sw.counter_read(name, i)[0] for i in range(sw.counter_size(name))]
+
+
+def engine_errors(sw) -> tuple[int, int]:
+    """(packets the engine ended with an error, failed asserts)."""
+    if isinstance(sw, Switch):
+        return sw.stats.engine_errors, sw.stats.assert_failures
+    return sw.stats()["STAT_ENGINE_ERROR"], 0
+
+
 @dataclass
 class Tally:
     kinds: dict[str, int] = field(default_factory=dict)
@@ -105,28 +131,64 @@ def pipeline_json() -> Path:
     return Path(env) if env else program.build().json_path
 
 
+ENGINES = ("softnic", "xdp")
+TWIN_FULL_EVERY = 250  # frames between two whole-state comparisons of the twin engines
+TICK_US = 1009  # the twins' clock per frame: an epoch (2**20 us) every ~1000 frames
+
+
+def make_engine(kind: str):
+    if kind == "xdp":
+        from softnic.runtime.xdp.engine import XdpSwitch
+        return XdpSwitch(cpu_port=co.CPU_PORT)
+    return Switch(cpu_port=co.CPU_PORT)
+
+
+def install(sw) -> None:
+    """The pipeline and the installed state every module tests against."""
+    sw.load_json(json.loads(pipeline_json().read_text()))
+    for mac, port in L2.items():
+        sw.table_add(dp.TABLE_L2, TableEntry(
+            [MatchKey(int.from_bytes(mac, "big"))],
+            ActionCall("CacheIngress.forwarding.bridge", [port])))
+    for net, plen in ALLOW:
+        sw.table_add(dp.TABLE_ALLOWLIST, TableEntry(
+            [MatchKey(net, prefix_len=plen)], ActionCall("CacheIngress.lookup.allow_client")))
+    for port, ip in AGENTS:
+        sw.table_add(dp.TABLE_AGENTS, TableEntry(
+            [MatchKey(port), MatchKey(ip)],
+            ActionCall("CacheIngress.control_trust.trust_agent")))
+    for (server, key), slot in LOOKUP.items():
+        sw.table_add(dp.TABLE_LOOKUP, TableEntry(
+            [MatchKey(server), MatchKey(len(key)), MatchKey(int.from_bytes(key, "big"))],
+            ActionCall("CacheIngress.lookup.set_slot", [slot])))
+
+
 class Rig:
-    def __init__(self, deviations: frozenset[str] = co.KNOWN_DEVIATIONS) -> None:
-        self.sw = Switch(cpu_port=co.CPU_PORT)
-        self.sw.load_json(json.loads(pipeline_json().read_text()))
+    def __init__(self, deviations: frozenset[str] = co.KNOWN_DEVIATIONS,
+                 engine: str = "softnic", twin: bool = False) -> None:
+        self.engine = engine
+        self.sw = make_engine(engine)
+        install(self.sw)
         self.pins: list = []
+        self.digests: list = []
         self.sw.set_packet_in_handler(self.pins.append)
-        self.sw.set_digest_handler(lambda d: None)
-        for mac, port in L2.items():
-            self.sw.table_add(dp.TABLE_L2, TableEntry(
-                [MatchKey(int.from_bytes(mac, "big"))],
-                ActionCall("CacheIngress.forwarding.bridge", [port])))
-        for net, plen in ALLOW:
-            self.sw.table_add(dp.TABLE_ALLOWLIST, TableEntry(
-                [MatchKey(net, prefix_len=plen)], ActionCall("CacheIngress.lookup.allow_client")))
-        for port, ip in AGENTS:
-            self.sw.table_add(dp.TABLE_AGENTS, TableEntry(
-                [MatchKey(port), MatchKey(ip)],
-                ActionCall("CacheIngress.control_trust.trust_agent")))
-        for (server, key), slot in LOOKUP.items():
-            self.sw.table_add(dp.TABLE_LOOKUP, TableEntry(
-                [MatchKey(server), MatchKey(len(key)), MatchKey(int.from_bytes(key, "big"))],
-                ActionCall("CacheIngress.lookup.set_slot", [slot])))
+        self.sw.set_digest_handler(self.digests.append)
+        self.twin = None
+        self.twin_pins: list = []
+        self.twin_digests: list = []
+        self.clock = 0
+        self.differences = 0
+        if twin:
+            self.twin = make_engine("softnic")
+            install(self.twin)
+            self.twin.set_packet_in_handler(self.twin_pins.append)
+            self.twin.set_digest_handler(self.twin_digests.append)
+            # one clock for both, advanced per frame: hot-key epochs line up
+            self.twin._now_us = lambda: self.clock
+            if engine == "xdp":
+                self.sw.now_us = lambda: self.clock
+            else:
+                self.sw._now_us = lambda: self.clock
         self.model = Oracle(l2=L2, allow=ALLOW, agents=AGENTS, keys=LOOKUP,
                             deviations=deviations)
         # The strict model, on the same registers and counters: an engine that already behaves
@@ -144,12 +206,12 @@ class Rig:
         for i, ((_, key), slot) in enumerate(LOOKUP.items()):
             self.fill(slot, reply_for(key, sizes[i % len(sizes)]))
 
-    # -- engine access
+    # -- engine access (through the engine API, so every engine is checked the same way)
     def cells(self, name: str) -> list[int]:
-        return self.sw._extern("registers", co.PREFIX + name).cells
+        return engine_cells(self.sw, co.PREFIX + name)
 
     def counts(self) -> list[int]:
-        return self.sw._extern("counters", co.STATS_COUNTER).packets
+        return engine_counts(self.sw, co.STATS_COUNTER)
 
     def generation(self) -> int:
         return self.cells(co.GENERATION)[0]
@@ -160,24 +222,95 @@ class Rig:
             self.cells("slot_generation")[slot] == self.generation()
 
     def errors(self) -> tuple[int, int]:
-        return self.sw.stats.engine_errors, self.sw.stats.assert_failures
+        return engine_errors(self.sw)
+
+    def error_text(self) -> str:
+        if isinstance(self.sw, Switch):
+            return self.sw.stats.last_error
+        return f"xdp engine statistics: {self.sw.stats()}"
 
     # -- one frame through both
     def send(self, port: int, frame: bytes) -> Verdict:
         v = self.model.predict(port, frame)
         vs = self.strict.predict(port, frame) if self.strict else v
         before = self.errors()
+        self.tick()
+        self.digests.clear()
         out = self.sw.process_packet(port, frame)
-        return self._check(v, vs, frame, port, before, out, [])
+        if self.twin is None:
+            return self._check(v, vs, frame, port, before, out, [])
+        self.twin_digests.clear()
+        tout = self.twin.process_packet(port, frame)
+        verdict = self._check(v, vs, frame, port, before, out, [])
+        self.twin_compare(frame, port, out, [], tout, [])
+        return verdict
 
     def send_out(self, frame: bytes, egress: int) -> Verdict:
         v = self.model.predict_packet_out(frame, egress)
         vs = self.strict.predict_packet_out(frame, egress) if self.strict else v
         before = self.errors()
+        self.tick()
         self.pins.clear()
+        self.digests.clear()
         out = self.sw.packet_out(frame, {"egress_port": egress})
         pins = [(p.metadata.get("ingress_port"), p.payload) for p in self.pins]
-        return self._check(v, vs, frame, "packet-out", before, out, pins)
+        if self.twin is None:
+            return self._check(v, vs, frame, "packet-out", before, out, pins)
+        self.twin_pins.clear()
+        self.twin_digests.clear()
+        tout = self.twin.packet_out(frame, {"egress_port": egress})
+        tpins = [(p.metadata.get("ingress_port"), p.payload) for p in self.twin_pins]
+        verdict = self._check(v, vs, frame, "packet-out", before, out, pins)
+        self.twin_compare(frame, "packet-out", out, pins, tout, tpins)
+        return verdict
+
+    # -- the twin engines
+    def tick(self) -> None:
+        self.clock += TICK_US
+
+    def twin_compare(self, frame: bytes, port, out, pins, tout, tpins) -> None:
+        """The engine under test and the Python engine must do the same with ``frame``."""
+        problems = []
+        if out != tout:
+            problems.append("OUTPUT FRAMES DIFFER BETWEEN ENGINES")
+        if pins != tpins:
+            problems.append("PACKET-INS DIFFER BETWEEN ENGINES")
+        if self.digests != self.twin_digests:
+            problems.append(f"DIGESTS DIFFER BETWEEN ENGINES: {self.engine} {self.digests}, "
+                            f"softnic {self.twin_digests}")
+        if not problems and self.sent % TWIN_FULL_EVERY == 0:
+            state = self.twin_state_problem()
+            if state:
+                problems.append(state)
+        if problems:
+            self.differences += 1
+            lines = problems + [f"  frame #{self.sent} in on {port}: {frame.hex()}"]
+            lines += [f"  {self.engine} out {p}: {b.hex()}" for p, b in out]
+            lines += [f"  softnic out {p}: {b.hex()}" for p, b in tout]
+            lines += [f"  {self.engine} packet-in: {b.hex()}" for _, b in pins]
+            lines += [f"  softnic packet-in: {b.hex()}" for _, b in tpins]
+            raise Mismatch("\n".join(lines))
+
+    def twin_state_problem(self) -> str | None:
+        """Every register cell and counter of the program, on both engines."""
+        assert self.twin is not None
+        j = json.loads(pipeline_json().read_text())
+        for r in j["register_arrays"]:
+            a, b = engine_cells(self.sw, r["name"]), engine_cells(self.twin, r["name"])
+            if a != b:
+                diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y][:6]
+                return (f"REGISTER {r['name']} DIFFERS BETWEEN ENGINES: " + ", ".join(
+                    f"[{i}] {self.engine} {x:#x}, softnic {y:#x}" for i, x, y in diffs))
+        for c in j["counter_arrays"]:
+            if c.get("is_direct"):
+                continue
+            a = [self.sw.counter_read(c["name"], i) for i in range(c["size"])]
+            b = [self.twin.counter_read(c["name"], i) for i in range(c["size"])]
+            if a != b:
+                diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y][:6]
+                return (f"COUNTER {c['name']} DIFFERS BETWEEN ENGINES: " + ", ".join(
+                    f"[{i}] {self.engine} {x}, softnic {y}" for i, x, y in diffs))
+        return None
 
     @staticmethod
     def _same(a: Verdict, b: Verdict) -> bool:
@@ -203,7 +336,7 @@ class Rig:
         self.sent += 1
         engine_error = None
         if self.errors() != before:
-            engine_error = "ENGINE ERROR: " + self.sw.stats.last_error
+            engine_error = "ENGINE ERROR: " + self.error_text()
         if vs is not v and not self._same(v, vs):
             self.tally.deviated += 1
             undo = self._commit(vs)
@@ -304,7 +437,9 @@ class Rig:
         v = self.model.regs["slot_version"][slot]
         if v >= 0xFFFFFFF0:  # a fuzzed update took the last versions: the controller resets
             for name in ("slot_version",):
-                self.sw.register_write(co.PREFIX + name, slot, 0)
+                for sw in (self.sw, self.twin):
+                    if sw is not None:
+                        sw.register_write(co.PREFIX + name, slot, 0)
                 self.model.regs[name][slot] = 0
             v = 0
         return v + 1

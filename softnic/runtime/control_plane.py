@@ -60,6 +60,33 @@ class ControlPlane:
             self._ctrl_in, self._ctrl_out = packet_in, packet_out
             self._ctrl_explicit = True
 
+    def controller_headers(self) -> tuple[str | None, str | None]:
+        """The packet_in / packet_out controller header types in use (set or guessed)."""
+        return self._ctrl_in, self._ctrl_out
+
+    def controller_prefix(self, metadata: dict[str, int]) -> bytes:
+        """The packet_out controller header serialised from ``metadata`` (missing fields are
+        0), as packet-out prepends it; empty when the program has none."""
+        p = self._p
+        if p is None or self._ctrl_out is None:
+            return b""
+        hdr = next((h for h in p.prog.layout.headers.values()
+                    if h.type_name == self._ctrl_out and not h.metadata), None)
+        if hdr is None:
+            return b""
+        v = 0
+        for fname, w, _ in hdr.fields:
+            v = (v << w) | (int(metadata.get(fname, 0)) & ((1 << w) - 1))
+        return v.to_bytes(hdr.nbits // 8, "big")
+
+    def table_match_order(self, table: str) -> list[TableEntry]:
+        """A table's entries in the order a lookup tries them: by priority, highest first, ties
+        to the first installed (ternary, range and optional tables); else as installed."""
+        with self._lock:
+            t = self._table(table).table
+            seq = t.sorted if t.mode == "ternary" else list(t.entries.values())
+            return [t.to_api(e) for e in seq]
+
     def set_trace(self, trace: Callable[[str], None] | None) -> None:
         with self._lock:
             self._trace = trace

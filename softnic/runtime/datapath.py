@@ -53,7 +53,6 @@ Choices where BMv2 leaves room (documented here for the users of this class):
 from __future__ import annotations
 
 import time
-from time import monotonic
 
 from softnic.runtime.api import Digest, PacketIn, SwitchError
 from softnic.runtime.packet import PacketCtx, ParserError
@@ -102,15 +101,7 @@ class Datapath:
                 raise SwitchError("no pipeline loaded")
             if self.cpu_port is None:
                 raise SwitchError("no CPU port configured")
-            prefix = b""
-            if self._ctrl_out is not None:
-                hdr = next((h for h in p.prog.layout.headers.values()
-                            if h.type_name == self._ctrl_out and not h.metadata), None)
-                if hdr is not None:
-                    v = 0
-                    for fname, w, _ in hdr.fields:
-                        v = (v << w) | (int(metadata.get(fname, 0)) & ((1 << w) - 1))
-                    prefix = v.to_bytes(hdr.nbits // 8, "big")
+            prefix = self.controller_prefix(metadata)
         return self.process_packet(self.cpu_port, prefix + bytes(data))
 
     def _now_us(self) -> int:
@@ -150,7 +141,7 @@ class Datapath:
         # a FIFO of further passes (clones, replicas, resubmits); a plain list read with an
         # index: cheaper to create than a deque, and most packets never add to it
         work: list = []
-        now = int((monotonic() - self._t0) * 1e6)
+        now = self._now_us()
         self._rx_port = port  # the arrival port, for every pass of this packet (see _egress)
         job = self._ingress(p, data, port, NORMAL, None, work, digests, tr, now)
         if job is not None:

@@ -81,10 +81,8 @@ class TrafficManager:
 
     @staticmethod
     def _digest_fields(flds: list[tuple[str, int]], f: list[int]) -> dict[str, int]:
-        short = [n.rsplit(".", 1)[-1] for n, _ in flds]
-        use_short = len(set(short)) == len(short)
-        pairs = zip(flds, short, strict=True)
-        return {(sn if use_short else n): f[slot] for (n, slot), sn in pairs}
+        names = digest_field_names([n for n, _ in flds])
+        return {name: f[slot] for name, (_, slot) in zip(names, flds, strict=True)}
 
     def _packet_in(self, p: Pipeline, f: list[int], data: bytes, payload: bytes) -> PacketIn:
         if self._ctrl_in is None:
@@ -108,3 +106,10 @@ class TrafficManager:
         # ``data`` is the deparsed frame, packet_in header included, after any truncate(): as on
         # BMv2, the controller gets what is left of it once that header is taken off.
         return PacketIn(body[:max(0, len(data) - hlen)], meta)
+
+
+def digest_field_names(names: list[str]) -> list[str]:
+    """A digest's field names as the engine reports them: the last part of each JSON field name
+    (``userMetadata.key`` -> ``key``) when those are unique, else the names as they are."""
+    short = [n.rsplit(".", 1)[-1] for n in names]
+    return short if len(set(short)) == len(short) else list(names)

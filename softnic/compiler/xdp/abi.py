@@ -6,14 +6,16 @@ from __future__ import annotations
 import struct
 
 RUN_MAGIC = 0x50344358  # "P4CX"
-# struct run_meta: magic, port, now_us (in); verdict, pin_off (out)
-RUN_META = struct.Struct("<IIQII")
+# struct run_meta: magic, port, now_us, len (in: the frame's real length; frames shorter than
+# an Ethernet header cannot be test-run, so they go in padded); verdict, pin_off, len (out)
+RUN_META = struct.Struct("<IIQIIII")
+ETH_HLEN = 14
 VERDICT_DROP, VERDICT_PORT, VERDICT_CPU = 0, 1, 2
 NO_PIN = 0xFFFFFFFF
 
 STATS = (
     "STAT_NO_PORT",  # a frame from an interface with no P4 port: passed to the stack
-    "STAT_TOO_BIG",  # a frame longer than PKT_MAX: dropped
+    "STAT_TOO_BIG",  # the parser read past the first PKT_MAX bytes of a longer frame: dropped
     "STAT_MULTICAST",  # mcast_grp set: multicast is not supported by the xdp target: dropped
     "STAT_REWRITE_FAILED",  # the frame could not be resized / rewritten: dropped
     "STAT_ENGINE_ERROR",  # a run-time error (stack index, division by 0, assert): dropped

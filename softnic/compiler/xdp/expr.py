@@ -318,7 +318,7 @@ class ExprC:
         nbytes = (off + w + 7) // 8
         if nbytes > 4096:
             raise XdpUnsupported("a lookahead past the first 4096 bytes", where)
-        self.pre.append(f"if ({self.parser_pos} + {nbytes} > st->len) goto too_short;")
+        self.pre.append(f"if ({self.parser_pos} + {nbytes} > st->plen) goto too_short;")
         out = []
         for i in range(min(n, limbs(w))):
             lo = max(0, w - 64 * (i + 1))

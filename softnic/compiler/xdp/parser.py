@@ -87,6 +87,8 @@ def gen_parser(g: Gen) -> list[str]:
                 f"static __noinline int {fn}(struct p4_state *st)", "{",
                 "    __u32 pos = st->pos;"] + indent(body) + [
                 "too_short:",
+                "    if (st->plen < st->len) /* past the copy, not past the frame */",
+                "        st->too_big = 1;",
                 f"    st->f[{perr}] = {errs['PacketTooShort']};",
                 "    goto stop;",
                 "stack_oob:",
@@ -134,7 +136,7 @@ def _parser_op(g: Gen, op: Any, where: str) -> list[str]:
             if h.vl_index is not None:
                 raise XdpUnsupported("a varbit field (extract with a length)", where)
             nb = h.nbits // 8
-            return ["{", f"    if (pos + {nb} > st->len) goto too_short;"] + indent(
+            return ["{", f"    if (pos + {nb} > st->plen) goto too_short;"] + indent(
                 extract_fields(g, h, str(g.w.of(h.base)), "pos")) + [f"    pos += {nb};", "}"]
         if kind == "stack":
             stk = g.lay.stack(val)
@@ -146,7 +148,7 @@ def _parser_op(g: Gen, op: Any, where: str) -> list[str]:
             return ["{",
                     f"    __u64 i = st->f[{sw.next_word}];",
                     f"    if (i >= {sw.size}) goto stack_oob;",
-                    f"    if (pos + {nb} > st->len) goto too_short;",
+                    f"    if (pos + {nb} > st->plen) goto too_short;",
                     f"    __u32 b = {sw.base} + (__u32)i * {sw.stride};"] + indent(
                 extract_fields(g, h0, "b", "pos")) + [
                     f"    pos += {nb};", f"    st->f[{sw.next_word}] = i + 1;", "}"]
@@ -173,7 +175,7 @@ def _parser_op(g: Gen, op: Any, where: str) -> list[str]:
         bits = "L" if o == "advance" else "(L << 3)"
         return ex.take_pre() + ["{", f"    __u64 L = {amt};",
                                 f"    if ({bits} & 7) goto invalid_arg;" if o == "advance" else "",
-                                f"    if (L > 0xffffffULL || pos + ({bits} >> 3) > st->len)"
+                                f"    if (L > 0xffffffULL || pos + ({bits} >> 3) > st->plen)"
                                 " goto too_short;",
                                 f"    pos += {bits} >> 3;", "}"]
     if o == "primitive":

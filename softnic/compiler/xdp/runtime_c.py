@@ -7,6 +7,7 @@ Names and layouts here are read by the engine (``softnic.runtime.xdp``) through
 from __future__ import annotations
 
 from softnic.compiler.xdp.abi import (
+    ETH_HLEN,
     NO_PIN,
     RUN_MAGIC,
     STATS,
@@ -38,6 +39,7 @@ PRELUDE = f"""
 #define NO_PIN {NO_PIN:#x}
 {_STAT_DEFINES}
 #define NSTATS {len(STATS)}
+#define ETH_HLEN {ETH_HLEN}
 
 /* One packet's state: the PHV as 64-bit words, the running action's parameters, scratch for
  * keys and calculations, the deparsed headers and a copy of the received frame. Per CPU: an
@@ -51,8 +53,8 @@ struct p4_state {{
     __u8 out[OUT_SIZE];
     __u8 pkt[2 * PKT_MAX];
     __u64 truncate;
-    __u32 len, pos, pstate, steps, step_limit, exited, abort, action, hit;
-    __u32 pin_set, pin_off, outlen;
+    __u32 len, plen, pos, pstate, steps, step_limit, exited, abort, action, hit, too_big;
+    __u32 pin_set, pin_off, outlen, final_len;
     __s32 hit_idx;
 }};
 
@@ -61,8 +63,10 @@ struct run_meta {{
     __u32 magic;
     __u32 port;
     __u64 now_us;
-    __u32 verdict;
-    __u32 pin_off;
+    __u32 len;      /* in: the frame's length; it may come in padded to an Ethernet header */
+    __u32 verdict;  /* out */
+    __u32 pin_off;  /* out: where the packet_in header is, NO_PIN if none */
+    __u32 out_len;  /* out: the new frame's length (it may leave padded) */
 }};
 
 struct run_config {{
@@ -168,7 +172,7 @@ static __always_inline __u64 shr64(__u64 v, __u64 n)
 
 /* A test run hands in a struct run_meta; a frame from an interface has none. */
 static __always_inline int read_meta(struct xdp_md *ctx, int *test, __u32 *port, __u64 *now,
-                                     struct run_config *cfg)
+                                     __u32 *len, struct run_config *cfg)
 {{
     void *data = (void *)(long)ctx->data;
     struct run_meta *m = (void *)(long)ctx->data_meta;
@@ -176,6 +180,8 @@ static __always_inline int read_meta(struct xdp_md *ctx, int *test, __u32 *port,
         *test = 1;
         *port = m->port;
         *now = m->now_us;
+        if (m->len < *len)
+            *len = m->len;
         return 0;
     }}
     *test = 0;
@@ -189,7 +195,7 @@ static __always_inline int read_meta(struct xdp_md *ctx, int *test, __u32 *port,
 }}
 
 static __always_inline int finish(struct xdp_md *ctx, int test, __u32 verdict, __u32 port,
-                                  __u32 pin_off)
+                                  __u32 pin_off, __u32 out_len)
 {{
     if (test) {{
         void *data = (void *)(long)ctx->data;
@@ -198,33 +204,60 @@ static __always_inline int finish(struct xdp_md *ctx, int test, __u32 verdict, _
             m->verdict = verdict;
             m->port = port;
             m->pin_off = pin_off;
+            m->out_len = out_len;
         }}
         return XDP_TX;
     }}
     return verdict == VERDICT_DROP ? XDP_DROP : XDP_TX;
 }}
 
-/* The new frame: the deparsed headers, then the bytes the parser did not consume. */
-static __always_inline int rewrite_frame(struct xdp_md *ctx, struct p4_state *st)
+/* The new frame: the deparsed headers, then the bytes the parser did not consume (the payload).
+ * The payload stays where it is in the frame: when the headers grow or shrink, the frame's start
+ * moves (bpf_xdp_adjust_head) instead; only a growth larger than the headroom copies the payload
+ * from st->pkt. A frame shorter than an Ethernet header cannot exist in XDP: from a test run it
+ * leaves padded (its real length in run_meta), from an interface it is dropped. */
+static __always_inline int rewrite_frame(struct xdp_md *ctx, struct p4_state *st, int test)
 {{
     __u32 olen = st->outlen;
     __u32 len = st->len;
     __u32 pos = st->pos;
-    if (olen > OUT_SIZE || pos > len || len > PKT_MAX)
+    __u32 flen = bpf_xdp_get_buff_len(ctx);
+    if (olen > OUT_SIZE || pos > len || len > flen)
         return -1;
-    __u64 newlen = olen + (len - pos);
+    __u32 payload = len - pos;
+    __u64 newlen = olen + payload;
     if (st->truncate && newlen > st->truncate)
         newlen = st->truncate;
-    int delta = (int)newlen - (int)len;
+    st->final_len = newlen;
+    if (newlen < ETH_HLEN) {{
+        if (!test)
+            return -1;
+        newlen = ETH_HLEN;
+    }}
+    int copy = 0;
+    int dh = (int)olen - (int)pos;
+    if (dh && payload) {{
+        if (bpf_xdp_adjust_head(ctx, -dh) == 0)
+            flen += dh;
+        else if (len <= PKT_MAX)
+            copy = 1;
+        else
+            return -1;
+    }}
+    int delta = (int)newlen - (int)flen;
     if (delta && bpf_xdp_adjust_tail(ctx, delta))
         return -1;
     __u32 hlen = olen < newlen ? olen : (__u32)newlen;
     if (hlen > 0 && hlen <= OUT_SIZE &&
         bpf_xdp_store_bytes(ctx, 0, st->out, SIZE_IN(hlen, OUT_SIZE)))
         return -1;
+    if (!copy)
+        return 0;
     __u32 plen = (__u32)newlen - hlen;
-    if (plen == 0 || (delta == 0 && hlen == pos))
-        return 0; /* the payload is already where it belongs */
+    if (plen > payload)
+        plen = payload;
+    if (plen == 0)
+        return 0;
     if (pos >= PKT_MAX || plen > PKT_MAX)
         return -1;
     return bpf_xdp_store_bytes(ctx, hlen, st->pkt + (pos & PKT_MASK), SIZE_IN(plen, PKT_MAX)) ?
@@ -238,13 +271,13 @@ static __always_inline int deliver(struct xdp_md *ctx, struct p4_state *st, int 
     __u32 pin = st->pin_set ? st->pin_off : NO_PIN;
     if (eport == cpu_port) {{
         if (test)
-            return finish(ctx, 1, VERDICT_CPU, eport, pin);
+            return finish(ctx, 1, VERDICT_CPU, eport, pin, st->final_len);
         struct pin_rec *r = bpf_ringbuf_reserve(&packet_in, sizeof(*r), 0);
         if (!r) {{
             stat_add(STAT_PACKET_IN_LOST);
             return XDP_DROP;
         }}
-        __u32 n = ctx->data_end - ctx->data;
+        __u32 n = bpf_xdp_get_buff_len(ctx);
         if (n == 0 || n > PKT_MAX || bpf_xdp_load_bytes(ctx, 0, r->data, SIZE_IN(n, PKT_MAX))) {{
             bpf_ringbuf_discard(r, 0);
             return XDP_DROP;
@@ -255,7 +288,7 @@ static __always_inline int deliver(struct xdp_md *ctx, struct p4_state *st, int 
         return XDP_DROP;
     }}
     if (test)
-        return finish(ctx, 1, VERDICT_PORT, eport, pin);
+        return finish(ctx, 1, VERDICT_PORT, eport, pin, st->final_len);
     if (eport == in_port)
         return XDP_TX;
     if (eport == cfg->host_port)

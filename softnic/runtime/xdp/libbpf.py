@@ -670,7 +670,9 @@ def test_run(
     frame = ctypes.create_string_buffer(bytes(meta) + bytes(data), max(len(meta) + len(data), 1))
     ctx_in = XdpMd(data=len(meta), data_end=len(meta) + len(data))
     ctx_out = XdpMd()
-    out = ctypes.create_string_buffer(TEST_RUN_DATA_OUT)
+    # room for what the program may add (a frame grows by at most a page of tailroom)
+    out_size = max(TEST_RUN_DATA_OUT, len(meta) + len(data) + 4096)
+    out = ctypes.create_string_buffer(out_size)
     opts = BpfTestRunOpts(
         sz=ctypes.sizeof(BpfTestRunOpts),
         data_in=ctypes.cast(frame, ctypes.c_void_p),
@@ -686,17 +688,17 @@ def test_run(
         if batch_size:
             raise BpfError("test_run: batch_size needs live=True")
         opts.data_out = ctypes.cast(out, ctypes.c_void_p)
-        opts.data_size_out = TEST_RUN_DATA_OUT
+        opts.data_size_out = out_size
         opts.ctx_out = ctypes.cast(ctypes.pointer(ctx_out), ctypes.c_void_p)
         opts.ctx_size_out = ctypes.sizeof(XdpMd)
     ret = lib.bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
     if ret < 0:
         if ret == -errno.ENOSPC:
-            raise _errno_error(f"test_run: output frame over {TEST_RUN_DATA_OUT} bytes", -ret)
+            raise _errno_error(f"test_run: output frame over {out_size} bytes", -ret)
         raise _errno_error(f"test_run (prog fd {prog_fd}, {len(data)}-byte frame)", -ret)
     if live:
         return TestRunResult(opts.retval, b"", b"", opts.duration)
-    size = min(opts.data_size_out, TEST_RUN_DATA_OUT)
+    size = min(opts.data_size_out, out_size)
     raw = out.raw[:size]
     meta_len = min(ctx_out.data, size)
     return TestRunResult(opts.retval, raw[meta_len:], raw[:meta_len], opts.duration)
