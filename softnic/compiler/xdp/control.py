@@ -159,8 +159,10 @@ class PipelineGen:
     def conditional(self, n: dict) -> list[str]:
         ex = self.g.ex
         c = ex.cond(n.get("expression"), f"conditional '{self.g.comment(n['name'])}'")
-        return ex.take_pre() + [f"if ({c})", "    " + self.goto(n.get("true_next")),
-                                self.goto(n.get("false_next"))]
+        pre = ex.take_pre()
+        body = [f"if ({c})", "    " + self.goto(n.get("true_next")), self.goto(n.get("false_next"))]
+        # a prologue declares temporaries, and a declaration cannot follow a label in C17
+        return ["{"] + indent(pre + body) + ["}"] if pre else body
 
     def call(self, sig: ActionSig, a: dict, params: list[str], nxt: Any, where: str) -> list[str]:
         body = params + [f"if ({action_fn(self.g, sig, a, where)}(st))", "    goto abort;"]

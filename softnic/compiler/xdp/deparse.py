@@ -19,7 +19,8 @@ from softnic.runtime.exprgen import hexint
 from softnic.runtime.loader import HeaderInfo
 
 ALGOS = {"crc16": "crc16", "crc16_custom": "crc16", "crc32": "crc32", "crc32_custom": "crc32",
-         "csum16": "csum16", "cksum16": "csum16", "xor16": "xor16", "identity": "identity"}
+         "csum16": "csum16", "cksum16": "csum16", "xor16": "xor16", "identity": "identity",
+         "random": "random"}
 
 
 def _value_bytes(src_limbs: list[str], width: int, bit_off: int, buf: str,
@@ -60,6 +61,8 @@ def _emit_bytes(terms: dict[int, list[str]], buf: str, base: str, mask: str) -> 
             out.append("BARRIER();")
     return out
 
+Groups = list[tuple[HeaderInfo | None, list[tuple[list[str], int]]]]
+
 
 def hash_fn(g: Gen, name: str, where: str) -> str:
     """The C function computing calculation ``name`` (emitted once)."""
@@ -71,7 +74,7 @@ def hash_fn(g: Gen, name: str, where: str) -> str:
     algo = ALGOS.get(calc.get("algo"))
     if algo is None:
         raise XdpUnsupported(f"the hash algorithm {str(calc.get('algo'))[:20]!r}", where)
-    groups: list[tuple[HeaderInfo | None, list[tuple[list[str], int]]]] = []
+    groups: Groups = []
     for inp in calc.get("input") or []:
         t = inp.get("type") if isinstance(inp, dict) else None
         if t == "field":
@@ -99,6 +102,22 @@ def hash_fn(g: Gen, name: str, where: str) -> str:
             raise XdpUnsupported("a calculation over the payload", where)
         else:
             raise PipelineLoadError(f"calculation '{name}': unsupported input {str(inp)[:60]}")
+    got = _packed_input(g, groups)
+    body, total_max = got if got is not None else _streamed_input(g, groups)
+    g.calc_bytes = max(g.calc_bytes, total_max)
+    fn = g.fresh("calc_")
+    g.hash_fns[name] = fn
+    g.helpers += [f"/* calculation {g.comment(name)}: {algo} */",
+                  f"static __noinline __u64 {fn}(struct p4_state *st)", "{",
+                  "    __u32 n = 0;"] + indent(body) + [
+                  f"    return hash_{algo}(st->hb, n);", "}", ""]
+    return fn
+
+
+def _packed_input(g: Gen, groups: Groups) -> tuple[list[str], int] | None:
+    """Statements packing a calculation's input into ``st->hb[0..n)`` at offsets known here,
+    with the most bytes they can take; None when a conditional group (a header's fields) does
+    not start and end on a byte boundary: its bits then land at a run-time bit offset."""
     body: list[str] = []
     bitoff = 0
     total_max = 0
@@ -108,8 +127,7 @@ def hash_fn(g: Gen, name: str, where: str) -> str:
             continue
         if h is not None:
             if bitoff % 8 or gw % 8:
-                raise XdpUnsupported("a calculation mixing a conditional header with fields "
-                                     "that are not whole bytes", where)
+                return None
             if bitoff:
                 body.append(f"n += {bitoff // 8};")
                 bitoff = 0
@@ -138,14 +156,34 @@ def hash_fn(g: Gen, name: str, where: str) -> str:
         total_max += (gw + 7) // 8 + 1
     if bitoff:
         body.append(f"n += {(bitoff + 7) // 8};")
-    g.calc_bytes = max(g.calc_bytes, total_max)
-    fn = g.fresh("calc_")
-    g.hash_fns[name] = fn
-    g.helpers += [f"/* calculation {g.comment(name)}: {algo} */",
-                  f"static __noinline __u64 {fn}(struct p4_state *st)", "{",
-                  "    __u32 n = 0;"] + indent(body) + [
-                  f"    return hash_{algo}(st->hb, n);", "}", ""]
-    return fn
+    return body, total_max
+
+
+def _streamed_input(g: Gen, groups: Groups) -> tuple[list[str], int]:
+    """Statements appending a calculation's input to ``st->hb`` in runs of at most 56 bits
+    through a ``struct bit_writer`` (the general case: parts of any width at run-time bit
+    offsets), with the most bytes they can take."""
+    body = ["struct bit_writer b = {};"]
+    total = 0
+    for h, parts in groups:
+        if not parts:
+            continue
+        lines = []
+        for src, w in parts:
+            # most significant limb first; each run at most 56 bits: bits_put's limit
+            for i in reversed(range(len(src))):
+                lw = min(64, w - 64 * i)
+                for lo in reversed(range(0, lw, 32) if lw > 56 else [0]):
+                    run = min(32, lw - lo) if lw > 56 else lw
+                    v = f"{src[i]} >> {lo}" if lo else src[i]
+                    lines.append(f"bits_put(st, &b, {v}, {run});")
+            total += w
+        if h is not None:
+            body += [f"if (st->f[{g.w.of(h.valid_slot)}]) {{"] + indent(lines) + ["}"]
+        else:
+            body += lines
+    body += ["bits_flush(st, &b);", "n = b.n;"]
+    return body, total // 8 + 2
 
 
 def checksums(g: Gen) -> tuple[list[str], list[str]]:

@@ -3,9 +3,10 @@
 BMv2 computes with unbounded integers and truncates on every store; p4c wraps each operation
 that must wrap in an explicit ``&`` mask. In C a value is a list of 64-bit limbs (least
 significant first): ``limbs(node, n)`` gives the C source of the low ``n`` limbs of the value,
-which is exact for ``+ - * << & | ^ ~`` modulo 2**(64 n) (only ``n == 1`` for ``+ - *``, whose
-carries would cross limbs). Operations that look at high bits (``>>``, comparisons, ``/``)
-ask their operands for as many limbs as the operands' widths can reach.
+which is exact for ``+ - * << & | ^ ~`` modulo 2**(64 n) (``*`` only for ``n == 1``; ``+`` and
+``-`` on several limbs compute their carries into temporaries of the statement prologue).
+Operations that look at high bits (``>>``, comparisons, ``/``) ask their operands for as many
+limbs as the operands' widths can reach.
 
 Nothing from the JSON becomes C text except through this module's integer literals and the
 generator's own names: field references are word indices, constants are printed from ints.
@@ -107,7 +108,7 @@ class ExprC:
         if t in ("runtime_data", "local") and self.param is not None:
             return self.param(v)[1]
         if t == "stack_field":
-            _, w, s = self._stack_field_info(v)
+            _, w, s = self._stack_field_info(v, "0")
             return None if s else w
         if t == "lookahead" and isinstance(v, list) and len(v) == 2:
             return v[1]
@@ -137,8 +138,10 @@ class ExprC:
             return 1
         if op == "?":
             return None if lw is None or rw is None else max(lw, rw)
-        if op in ("-", "~", "two_comp_mod"):
+        if op in ("-", "~", "two_comp_mod", "sat_cast"):
             return None
+        if op == "usat_cast":
+            return self._const(node.get("right"))
         if op in ("/", "%"):
             return lw
         return 64
@@ -156,6 +159,40 @@ class ExprC:
         w = self.width(node)
         return max(at_least, limbs(w) if w is not None else 1)
 
+    def signed_bits(self, node: Any) -> int | None:
+        """Bits of a two's-complement number that holds BMv2's unbounded value of ``node``
+        (None: no bound known), so that its low 64 bits read as ``__s64`` are exact when
+        this is at most 64."""
+        w = self.width(node)
+        if w is not None:
+            return w + 1
+        if isinstance(node, int):
+            return node.bit_length() + 1
+        if not isinstance(node, dict):
+            return None
+        t, v = node.get("type"), node.get("value")
+        if t == "expression":
+            return self.signed_bits(v)
+        if t == "hexstr":
+            return hexint(v, "hexstr").bit_length() + 1
+        if t == "field":
+            return self.lay.widths[self.lay.field_slot(v)]
+        if t == "stack_field":
+            return self._stack_field_info(v, "0")[1]
+        op = node.get("op")
+        if op in ("two_comp_mod", "sat_cast"):
+            return self._const(node.get("right"))
+        if op == "~":
+            return self.signed_bits(node.get("right"))
+        if op in ("+", "-", "*"):
+            sides = [self.signed_bits(x) for x in (node.get("left"), node.get("right"))
+                     if x is not None]  # unary minus has no left operand
+            bits = [b for b in sides if b is not None]
+            if not bits or len(bits) < len(sides):
+                return None
+            return sum(bits) if op == "*" else max(bits) + 1
+        return None
+
     # -- headers and fields ---------------------------------------------------------------------
     def header(self, node: Any, where: str) -> HdrRef:
         if isinstance(node, dict) and node.get("type") == "expression":
@@ -172,19 +209,45 @@ class ExprC:
             i = self.fresh("i")
             idx = self.c(node.get("right"), where)
             self.pre += [f"__u64 {i} = {idx};",
-                         f"if ({i} >= {sw.size}) {self.abort('stack')}"]
+                         f"if ({i} >= {sw.size}) {self.abort('stack')}",
+                         f"INDEX_CHECKED({i});"]
             h0 = self.lay.headers[st.headers[0]]
             return HdrRef(f"({sw.base} + {i} * {sw.stride})", h0, self.w.header_words(h0))
+        if isinstance(node, dict) and node.get("op") == "?":
+            return self._header_choice(node, where)
         if isinstance(node, dict) and node.get("type") in ("header_union", "union_stack"):
             raise XdpUnsupported("header unions", where)
         raise XdpUnsupported(f"the header expression {str(node)[:60]!r}", where)
+
+    def _header_choice(self, node: dict, where: str) -> HdrRef:
+        """``c ? h1 : h2`` between two headers of one type (p4c's ``h = c ? h1 : h2``, an
+        assign_header source): the chosen header's first word, in a temporary. Only the chosen
+        branch's prologue (stack index checks) runs, as in BMv2."""
+        cnd = self.cond(node.get("cond"), where)
+        outer, self.pre = self.pre, []
+        try:
+            a = self.header(node.get("left"), where)
+            pre_a = self.take_pre()
+            b = self.header(node.get("right"), where)
+            pre_b = self.take_pre()
+        finally:
+            self.pre = outer
+        if a.h.type_name != b.h.type_name:
+            raise PipelineLoadError(f"{where}: the branches of '?' are headers of different "
+                                    f"types ({a.h.type_name!r}, {b.h.type_name!r})")
+        hw = self.fresh("hw")
+        self.pre += [f"__u64 {hw};", f"if ({cnd}) {{"] + ["    " + x for x in pre_a] + [
+            f"    {hw} = {a.word};", "} else {"] + ["    " + x for x in pre_b] + [
+            f"    {hw} = {b.word};", "}"]
+        return HdrRef(hw, a.h, a.nwords)
 
     def _field_word(self, h: HdrRef, off: int) -> str:
         words = sum(self.w.nlimbs(s) for s in range(h.h.base, h.h.base + off))
         return f"{h.word} + {words}" if words else h.word
 
-    def _stack_field_info(self, v: Any) -> tuple[str, int, bool]:
-        """(C word index of ``stack.last.field``, width, signed); emits the bounds check."""
+    def _stack_field_info(self, v: Any, last: str) -> tuple[str, int, bool]:
+        """(C word index of ``stack.last.field``, width, signed), ``last`` being the C source of
+        the checked index of ``stack.last`` (:meth:`_last_check`)."""
         if not (isinstance(v, list) and len(v) == 2):
             raise PipelineLoadError(f"malformed stack_field {v!r}")
         st = self.lay.stack(v[0])
@@ -192,7 +255,7 @@ class ExprC:
         h0 = self.lay.headers[st.headers[0]]
         off = h0.field_index(v[1])
         words = sum(self.w.nlimbs(s) for s in range(h0.base, h0.base + off))
-        return (f"({sw.base} + (st->f[{sw.next_word}] - 1) * {sw.stride} + {words})",
+        return (f"({sw.base} + {last} * {sw.stride} + {words})",
                 h0.fields[off][1], h0.fields[off][2])
 
     def lvalue(self, node: Any, where: str) -> tuple[str, int, bool]:
@@ -202,12 +265,16 @@ class ExprC:
         t, v = node.get("type"), node.get("value")
         if t == "field":
             slot = self.lay.field_slot(v)
+            if slot == self.lay.sm.get("mcast_grp"):
+                # replicas each run egress and leave on their own port: one XDP verdict cannot
+                # say that (mark_to_drop's reset of mcast_grp is generated apart)
+                raise XdpUnsupported("multicast (a write to standard_metadata.mcast_grp)", where)
             return str(self.w.of(slot)), self.lay.widths[slot], self.lay.signed[slot]
         if t == "expression":
             return self.lvalue(v, where)
         if t == "stack_field":
-            self._last_check(v[0] if isinstance(v, list) and v else None)
-            return self._stack_field_info(v)
+            last = self._last_check(v[0] if isinstance(v, list) and v else None)
+            return self._stack_field_info(v, last)
         if node.get("op") == "access_field":
             h = self.header(node.get("left"), where)
             off = node.get("right")
@@ -217,11 +284,16 @@ class ExprC:
             return self._field_word(h, off), fw, fs
         raise PipelineLoadError(f"{where}: not an assignable field: {str(node)[:80]}")
 
-    def _last_check(self, sname: Any) -> None:
+    def _last_check(self, sname: Any) -> str:
+        """A prologue temporary holding the index of ``stack.last``, checked (a stack with no
+        element extracted wraps to a huge index, which fails the check too)."""
         st = self.lay.stack(sname)
-        nw = self.w.stacks[st.name].next_word
-        self.pre.append(f"if (st->f[{nw}] == 0 || st->f[{nw}] > "
-                        f"{self.w.stacks[st.name].size}) {self.abort('stack')}")
+        sw = self.w.stacks[st.name]
+        li = self.fresh("last")
+        self.pre += [f"__u64 {li} = st->f[{sw.next_word}] - 1;",
+                     f"if ({li} >= {sw.size}) {self.abort('stack')}",
+                     f"INDEX_CHECKED({li});"]
+        return li
 
     def store(self, dst: tuple[str, int, bool], node: Any, where: str) -> list[str]:
         """Statements storing ``node`` into ``dst`` with BMv2's truncation to the width."""
@@ -295,8 +367,8 @@ class ExprC:
             k = limbs(width)
             return [f"st->ap[{word + i}]" for i in range(min(n, k))] + ["0ULL"] * max(0, n - k)
         if t == "stack_field":
-            self._last_check(v[0] if isinstance(v, list) and v else None)
-            word, w, s = self._stack_field_info(v)
+            last = self._last_check(v[0] if isinstance(v, list) and v else None)
+            word, w, s = self._stack_field_info(v, last)
             return self._word_read(word, w, s, n)
         if t == "header":
             h = self.header(node, where)
@@ -335,6 +407,8 @@ class ExprC:
             return [f"({x} {o} {y})" for x, y in zip(a, b, strict=False)]
         if o == "~":
             return [f"(~{x})" for x in self.limbs(right, n, where)]
+        if o in ("+", "-") and n > 1:
+            return self._wide_add(o, left, right, n, where)
         if o in ("+", "-", "*"):
             if n > 1:
                 raise XdpUnsupported(f"'{o}' on values wider than 64 bits", where)
@@ -390,15 +464,15 @@ class ExprC:
         if o in ("<", "<=", ">", ">="):
             lw, rw = self.width(left), self.width(right)
             if (lw is not None and lw > 64) or (rw is not None and rw > 64):
-                raise XdpUnsupported(f"'{o}' on values wider than 64 bits", where)
+                if lw is None or rw is None:
+                    raise XdpUnsupported(f"'{o}' on signed values wider than 64 bits", where)
+                return [self._wide_compare(o, left, right, where)] + z
             a, b = self.c(left, where), self.c(right, where)
             if lw is None or rw is None:
                 a, b = f"(__s64){a}", f"(__s64){b}"
             return [f"(__u64)({a} {o} {b})"] + z
-        if o == "and":
-            return [f"(__u64)({self.cond(left, where)} && {self.cond(right, where)})"] + z
-        if o == "or":
-            return [f"(__u64)({self.cond(left, where)} || {self.cond(right, where)})"] + z
+        if o in ("and", "or"):
+            return [self._short_circuit(o, left, right, where)] + z
         if o == "not":
             return [f"(__u64)(!{self.cond(right, where)})"] + z
         if o == "d2b":
@@ -408,9 +482,7 @@ class ExprC:
         if o == "valid":
             return [self.header(right, where).valid] + z
         if o == "?":
-            cnd = self.cond(e.get("cond"), where)
-            a, b = self.limbs(left, n, where), self.limbs(right, n, where)
-            return [f"({cnd} ? {x} : {y})" for x, y in zip(a, b, strict=False)]
+            return self._choice(e.get("cond"), left, right, n, where)
         if o == "two_comp_mod":
             w = self._const(right)
             if w is None or not 1 <= w <= 64 or n > 1:
@@ -440,8 +512,96 @@ class ExprC:
             st = self.lay.stack((left or right or {}).get("value"))
             return [lit(self.w.stacks[st.name].size)] + z
         if o in ("sat_cast", "usat_cast"):
-            raise XdpUnsupported("saturating arithmetic", where)
+            return self._saturate(o, left, right, n, where)
         raise XdpUnsupported(f"the operator {str(o)[:30]!r}", where)
+
+    def _guarded(self, node: Any, n: int, where: str) -> tuple[list[str], list[str]]:
+        """(limbs of ``node``, its prologue) with the prologue kept apart: for an operand that
+        must only be evaluated on one path (a stack index or divisor check that fails there
+        would end the packet, which BMv2 never evaluates)."""
+        outer, self.pre = self.pre, []
+        try:
+            vals = self.limbs(node, n, where)
+            return vals, self.take_pre()
+        finally:
+            self.pre = outer
+
+    def _short_circuit(self, o: str, left: Any, right: Any, where: str) -> str:
+        """``and`` / ``or``: the right operand's prologue runs only when it is evaluated."""
+        lc = self.cond(left, where)
+        rv, rpre = self._guarded(right, 1, where)
+        rc = f"({rv[0]} != 0)"
+        if not rpre:
+            return f"(__u64)({lc} {'&&' if o == 'and' else '||'} {rc})"
+        t = self.fresh("b")
+        self.pre += [f"__u64 {t} = {lc};", f"if ({'' if o == 'and' else '!'}{t}) {{"] + [
+            "    " + x for x in rpre] + [f"    {t} = {rc};", "}"]
+        return t
+
+    def _choice(self, cond: Any, left: Any, right: Any, n: int, where: str) -> list[str]:
+        """``cond ? left : right``: each branch's prologue runs only when it is chosen."""
+        cnd = self.cond(cond, where)
+        a, pa = self._guarded(left, n, where)
+        b, pb = self._guarded(right, n, where)
+        if not pa and not pb:
+            return [f"({cnd} ? {x} : {y})" for x, y in zip(a, b, strict=False)]
+        t = self.fresh("sel")
+        self.pre += [f"__u64 {t}[{n}];", f"if ({cnd}) {{"] + ["    " + x for x in pa] + [
+            f"    {t}[{i}] = {x};" for i, x in enumerate(a)] + ["} else {"] + [
+            "    " + x for x in pb] + [f"    {t}[{i}] = {y};" for i, y in enumerate(b)] + ["}"]
+        return [f"{t}[{i}]" for i in range(n)]
+
+    def _wide_add(self, o: str, left: Any, right: Any, n: int, where: str) -> list[str]:
+        """``left + right`` / ``left - right`` over ``n`` limbs: each limb in a temporary of the
+        prologue, the carry (borrow) of one limb going into the next."""
+        a, b = self.limbs(left, n, where), self.limbs(right, n, where)
+        r, c = self.fresh("sum"), self.fresh("carry")
+        pre = [f"__u64 {r}[{n}];", f"__u64 {c} = 0;"]
+        for i in range(n):
+            x, y = self.fresh("x"), self.fresh("y")
+            pre += [f"__u64 {x} = {a[i]};", f"__u64 {y} = {b[i]};"]
+            if o == "+":
+                pre.append(f"{r}[{i}] = {x} + {y} + {c};")
+                if i < n - 1:  # the true sum reached 2**64: the result wrapped below x
+                    pre.append(f"{c} = {r}[{i}] < {x} || ({r}[{i}] == {x} && {c});")
+            else:
+                pre.append(f"{r}[{i}] = {x} - {y} - {c};")
+                if i < n - 1:  # y + borrow exceeded x
+                    pre.append(f"{c} = {x} < {y} || ({x} == {y} && {c});")
+        self.pre += pre
+        return [f"{r}[{i}]" for i in range(n)]
+
+    def _wide_compare(self, o: str, left: Any, right: Any, where: str) -> str:
+        """An unsigned comparison over as many limbs as either side has: the most significant
+        limb that differs decides."""
+        m = max(self.need(left), self.need(right))
+        a, b = self.limbs(left, m, where), self.limbs(right, m, where)
+        if o in (">", ">="):
+            a, b = b, a
+            o = "<" if o == ">" else "<="
+        test = f"({a[0]} {o} {b[0]})"
+        for i in range(1, m):
+            test = f"({a[i]} < {b[i]} || ({a[i]} == {b[i]} && {test}))"
+        return f"(__u64){test}"
+
+    def _saturate(self, o: str, left: Any, right: Any, n: int, where: str) -> list[str]:
+        """``sat_cast`` (``|+|``, ``|-|`` on int<W>) and ``usat_cast`` (on bit<W>): BMv2 clamps
+        the unbounded value into W bits; here the value is computed as an __s64, which is exact
+        when its operands leave it within 64 bits (always for W <= 62)."""
+        w = self._const(right)
+        bits = self.signed_bits(left)
+        if w is None or not 1 <= w <= 64 or bits is None or bits > 64:
+            raise XdpUnsupported("saturating arithmetic on operands wider than 62 bits",
+                                 where)
+        v = f"(__s64)({self.c(left, where)})"
+        if o == "usat_cast":
+            return [f"usat64({v}, {lit((1 << w) - 1)})"] + ["0ULL"] * (n - 1)
+        val = f"(__u64){v}" if w == 64 else f"ssat64({v}, {w})"
+        if n == 1:
+            return [val]
+        t = self.fresh("sat")
+        self.pre.append(f"__u64 {t} = {val};")
+        return [t] + [f"(__u64)((__s64){t} >> 63)"] * (n - 1)
 
 
 # Why a packet was ended by the engine (st->abort), as counted in the stats map.

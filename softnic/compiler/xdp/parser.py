@@ -148,6 +148,7 @@ def _parser_op(g: Gen, op: Any, where: str) -> list[str]:
             return ["{",
                     f"    __u64 i = st->f[{sw.next_word}];",
                     f"    if (i >= {sw.size}) goto stack_oob;",
+                    "    INDEX_CHECKED(i);",
                     f"    if (pos + {nb} > st->plen) goto too_short;",
                     f"    __u32 b = {sw.base} + (__u32)i * {sw.stride};"] + indent(
                 extract_fields(g, h0, "b", "pos")) + [
@@ -202,9 +203,14 @@ def _transitions(g: Gen, st: dict, num: dict[str, int], where: str) -> list[str]
     for k in keys:
         w = ex.width(k)
         if w is None:
-            raise XdpUnsupported("a signed field in a select key", where)
-        n = limbs(w)
-        vals = ex.limbs(k, n, where)
+            # a signed field: BMv2's key holds its two's-complement bits
+            w = ex.signed_bits(k)
+            if w is None or w > 64:
+                raise XdpUnsupported("a signed value wider than 64 bits in a select key", where)
+            vals = [f"({ex.c(k, where)} & {lit((1 << w) - 1)})"]
+        else:
+            vals = ex.limbs(k, limbs(w), where)
+        n = len(vals)
         out += ex.take_pre()
         names = [ex.fresh("k") for _ in range(n)]
         out += [f"__u64 {nm} = {v};" for nm, v in zip(names, vals, strict=False)]

@@ -26,6 +26,10 @@ PRELUDE = f"""
  * stores (a 256-byte header) would otherwise be scheduled loads-first and spill past the
  * 512-byte BPF stack. */
 #define BARRIER() asm volatile("" ::: "memory")
+/* The index v has just passed its bounds check: clang may not compute with v (an offset into
+ * the state) ahead of the check, which it does when it can prove the check dead on that path;
+ * the verifier must see the bounded value. */
+#define INDEX_CHECKED(v) asm volatile("" : "+r"(v))
 /* x unchanged for 1 <= x <= max (a power of two), in a form the verifier can bound to
  * [1, max]: helper sizes must be known non-zero and within the buffer. */
 #define SIZE_IN(x, max) ((((x) - 1) & ((max) - 1)) + 1)
@@ -158,6 +162,53 @@ static __always_inline __u64 sext(__u64 v, __u32 w)
 {{
     __u32 s = 64 - w;
     return (__u64)(((__s64)(v << s)) >> s);
+}}
+
+/* A calculation's input being appended to st->hb when its parts are not whole bytes: n whole
+ * bytes written, then the low na (< 8) bits of acc still pending. */
+struct bit_writer {{
+    __u64 acc;
+    __u32 na;
+    __u32 n;
+}};
+
+/* Appends the low w (1 <= w <= 56) bits of v, most significant first. */
+static __always_inline void bits_put(struct p4_state *st, struct bit_writer *b, __u64 v, __u32 w)
+{{
+    __u64 acc = (b->acc << w) | (v & ((1ULL << w) - 1));
+    __u32 na = b->na + w;
+    for (int i = 0; i < 8; i++) {{
+        if (na < 8)
+            break;
+        na -= 8;
+        st->hb[b->n & HB_MASK] = (__u8)(acc >> na);
+        b->n++;
+    }}
+    b->acc = acc & ((1ULL << na) - 1);
+    b->na = na;
+}}
+
+/* Ends the input with zero bits up to a whole byte, as BMv2 does. */
+static __always_inline void bits_flush(struct p4_state *st, struct bit_writer *b)
+{{
+    if (b->na) {{
+        st->hb[b->n & HB_MASK] = (__u8)(b->acc << (8 - b->na));
+        b->n++;
+        b->na = 0;
+    }}
+}}
+
+/* v clamped into int<w> (1 <= w < 64), as a sign-extended pattern: sat_cast */
+static __always_inline __u64 ssat64(__s64 v, __u32 w)
+{{
+    __s64 hi = ((__s64)1 << (w - 1)) - 1;
+    return (__u64)(v > hi ? hi : v < -hi - 1 ? -hi - 1 : v);
+}}
+
+/* v clamped into [0, max]: usat_cast to bit<w>, max = 2**w - 1 */
+static __always_inline __u64 usat64(__s64 v, __u64 max)
+{{
+    return v < 0 ? 0 : (__u64)v > max ? max : (__u64)v;
 }}
 
 static __always_inline __u64 shl64(__u64 v, __u64 n)
@@ -315,7 +366,7 @@ def _table_c(name: str, ctype: str, values: list[int]) -> list[str]:
 
 def hash_helpers() -> list[str]:
     """BMv2's hash algorithms over ``hb[0..n)``: crc32 (zlib's), crc16 (ARC), csum16 (RFC
-    1071), xor16, identity. Loops are bounded by the buffer size."""
+    1071), xor16, identity, random. Loops are bounded by the buffer size."""
     return [
         *_table_c("crc32_tab", "__u32", _crc_table(0xEDB88320)),
         *_table_c("crc16_tab", "__u16", _crc_table(0xA001)),
@@ -366,6 +417,12 @@ def hash_helpers() -> list[str]:
         "        s ^= ((__u32)b[i] << 8) | lo;",
         "    }",
         "    return s;",
+        "}",
+        "",
+        "/* HashAlgorithm.random: 64 random bits, whatever the input (as softnic's engine) */",
+        "static __always_inline __u64 hash_random(const __u8 *b, __u32 n)",
+        "{",
+        "    return ((__u64)bpf_get_prandom_u32() << 32) | bpf_get_prandom_u32();",
         "}",
         "",
         "static __always_inline __u64 hash_identity(const __u8 *b, __u32 n)",
