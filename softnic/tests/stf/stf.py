@@ -31,7 +31,13 @@ Tables, key fields and actions are named by their control-plane names (the BMv2 
 as in P4Info, e.g. ``MyIngress.ipv4_lpm``) or by a suffix of them that starts after a ``.``
 (``ipv4_lpm``) when that suffix is unambiguous. An unknown command is an error, never skipped.
 
-Command line: ``python -m softnic.tests.stf.stf PROG.p4 PROG.stf`` prints one line per
+The engine is a parameter (``engine=``: a callable returning an unloaded switch, by default
+softnic's Python engine :class:`~softnic.runtime.switch.Switch`); the runner only uses the
+engine API, so the xdp engine (:class:`~softnic.runtime.xdp.engine.XdpSwitch`) runs the same
+files. Besides the packets, a run fails when the engine counted a packet it could not process
+(:func:`engine_problems`).
+
+Command line: ``python -m softnic.tests.stf.stf [--xdp] PROG.p4 PROG.stf`` prints one line per
 expectation and exits 0 when all pass.
 """
 
@@ -39,13 +45,20 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from softnic.runtime.api import ActionCall, MatchKey, TableEntry
+from softnic.runtime.diag import SwitchStats
 from softnic.runtime.switch import Switch
+
+# The xdp program's counters (softnic.compiler.xdp.abi.STATS) of packets it dropped where the
+# Python engine would not have: any of them fails a run. (STAT_NO_PORT counts frames from
+# interfaces, which an STF run never sends.)
+XDP_PROBLEM_STATS = ("STAT_TOO_BIG", "STAT_MULTICAST", "STAT_REWRITE_FAILED",
+                     "STAT_ENGINE_ERROR", "STAT_DIGEST_LOST", "STAT_PACKET_IN_LOST")
 
 
 class StfError(Exception):
@@ -170,12 +183,26 @@ def _wild(text: str) -> tuple[int, int, int, int] | None:
     return value, mask, lead, len(digits) * bits
 
 
-class StfRunner:
-    """Runs STF commands on one softnic Switch loaded with a BMv2 JSON."""
+def engine_problems(sw: Any) -> str:
+    """What the engine counted as packets it failed on ('' when none): the Python engine's
+    engine errors and assert failures, or the xdp program's :data:`XDP_PROBLEM_STATS`."""
+    st = sw.stats
+    if isinstance(st, SwitchStats):
+        if st.engine_errors or st.assert_failures:
+            return (f"{st.engine_errors} engine error(s), {st.assert_failures} assert "
+                    f"failure(s): {st.last_error}")
+        return ""
+    counts = st()  # XdpSwitch.stats(): name -> count
+    return ", ".join(f"{counts[k]} {k}" for k in XDP_PROBLEM_STATS if counts.get(k))
 
-    def __init__(self, bmv2_json: dict[str, Any]) -> None:
+
+class StfRunner:
+    """Runs STF commands on one switch loaded with a BMv2 JSON; ``engine()`` makes the switch
+    (softnic's Python engine by default)."""
+
+    def __init__(self, bmv2_json: dict[str, Any], engine: Callable[[], Any] = Switch) -> None:
         self.json = bmv2_json
-        self.sw = Switch()
+        self.sw = engine()
         self.sw.load_json(bmv2_json)
         self.tables: dict[str, dict[str, Any]] = {}
         for pipe in bmv2_json.get("pipelines", []):
@@ -400,39 +427,52 @@ class StfRunner:
             for j in range(len(exps), len(outs)):
                 res.checks.append(Check(False, f"port {port}: unexpected packet #{j + 1} (sent "
                                         f"by line {outs[j][0]}): {outs[j][1].hex().upper()}"))
-        st = self.sw.stats
-        if st.engine_errors or st.assert_failures:
-            res.checks.append(Check(False, f"engine: {st.engine_errors} engine error(s), "
-                                    f"{st.assert_failures} assert failure(s): {st.last_error}"))
+        trouble = engine_problems(self.sw)
+        if trouble:
+            res.checks.append(Check(False, f"engine: {trouble}"))
         return res
 
 
-def run_stf(bmv2_json: dict[str, Any], stf_text: str) -> StfResult:
-    """Run an STF text on a fresh switch loaded with ``bmv2_json``."""
-    runner = StfRunner(bmv2_json)
-    for c in parse_stf(stf_text):
-        runner.execute(c)
-    return runner.verdict()
+def run_stf(bmv2_json: dict[str, Any], stf_text: str,
+            engine: Callable[[], Any] = Switch) -> StfResult:
+    """Run an STF text on a fresh switch (made by ``engine()``) loaded with ``bmv2_json``."""
+    runner = StfRunner(bmv2_json, engine)
+    try:
+        for c in parse_stf(stf_text):
+            runner.execute(c)
+        return runner.verdict()
+    finally:
+        close = getattr(runner.sw, "close", None)
+        if close is not None:
+            close()
 
 
-def run_files(p4_path: str | Path, stf_path: str | Path) -> StfResult:
+def run_files(p4_path: str | Path, stf_path: str | Path,
+              engine: Callable[[], Any] = Switch) -> StfResult:
     """Compile ``p4_path`` with softnic's front end and run ``stf_path`` on the engine."""
     from softnic.compiler.compile import compile_file
 
     bmv2_json, _ = compile_file(p4_path)
-    return run_stf(bmv2_json, Path(stf_path).read_text())
+    return run_stf(bmv2_json, Path(stf_path).read_text(), engine)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    engine: Callable[[], Any] = Switch
+    if args[:1] == ["--xdp"]:
+        from softnic.runtime.xdp.engine import XdpSwitch
+
+        engine = XdpSwitch
+        args = args[1:]
     if len(args) != 2:
-        print("usage: python -m softnic.tests.stf.stf PROG.p4 PROG.stf", file=sys.stderr)
+        print("usage: python -m softnic.tests.stf.stf [--xdp] PROG.p4 PROG.stf",
+              file=sys.stderr)
         return 2
     from softnic.compiler.diagnostics import CompileError
     from softnic.runtime.api import SwitchError
 
     try:
-        res = run_files(args[0], args[1])
+        res = run_files(args[0], args[1], engine)
     except CompileError as e:
         print(f"FAIL compile: {e}")
         return 1

@@ -9,15 +9,29 @@ packet fails here.
 ``KNOWN_DIFFERENCES`` lists the programs softnic refuses or gets wrong today, with the reason;
 they run as strict xfails, so a fix that makes one pass fails the suite until its entry is
 removed here (the list stays exact).
+
+Every program runs on both engines with the same runner: the Python engine
+(``softnic.runtime.switch.Switch``) and the xdp engine (``softnic.runtime.xdp.engine.XdpSwitch``,
+skipped where ``softnic.runtime.xdp.libbpf.missing_requirements()`` says XDP cannot run).
+``XDP_REFUSED`` lists the programs outside the xdp subset with the construct the generator
+refuses (``XdpUnsupported``); docs/xdp_subset.md says the same. Every other program must pass
+its STF on the xdp engine as it does on the Python engine, and a program that starts or stops
+being refused fails until ``XDP_REFUSED`` (and the doc) are updated.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from softnic.compiler.compile import compile_file
+from softnic.compiler.xdp.errors import TARGET, XdpUnsupported
+from softnic.runtime.xdp import libbpf
 from softnic.tests.stf.stf import (
     Expectation,
     StfError,
@@ -29,26 +43,98 @@ from softnic.tests.stf.stf import (
 
 CORPUS = Path(__file__).parent / "corpus"
 
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+
 # name -> why softnic differs from p4c + BMv2 today (issue 9 items); strict xfails.
 KNOWN_DIFFERENCES: dict[str, str] = {}
+
+# name -> the construct the xdp generator refuses the program for (XdpUnsupported.construct,
+# the message's "<construct> is not supported by the xdp target"). Exact: docs/xdp_subset.md
+# lists the same programs.
+XDP_REFUSED: dict[str, str] = {
+    "clone_mirror": "clone (clone / clone_preserving_field_list)",
+    "header_union_stacks": "header unions",
+    "multicast": "multicast (a write to standard_metadata.mcast_grp)",
+    "resubmit_recirculate": "resubmit",
+    "varbit": "a varbit field (extract with a length)",
+}
 
 
 def _programs() -> list[str]:
     return sorted(p.stem for p in CORPUS.glob("*.p4"))
 
 
-def _param(name: str) -> object:
-    reason = KNOWN_DIFFERENCES.get(name)
+def _param(name: str, xdp: bool = False) -> object:
+    reason = None if xdp and name in XDP_REFUSED else KNOWN_DIFFERENCES.get(name)
     marks = [pytest.mark.xfail(strict=True, reason="KNOWN_DIFFERENCES (an XPASS means it is "
                                f"fixed: remove the entry): {reason}")] if reason else []
     return pytest.param(name, marks=marks, id=name)
 
 
+@functools.cache
+def _compiled(name: str) -> dict[str, Any]:
+    return compile_file(CORPUS / f"{name}.p4")[0]
+
+
+def _json(name: str) -> dict[str, Any]:
+    """The program's BMv2 JSON, compiled once for both engines (each run gets its own copy)."""
+    return copy.deepcopy(_compiled(name))
+
+
 @pytest.mark.parametrize("name", [_param(n) for n in _programs()])
 def test_corpus_program(name: str) -> None:
-    bmv2_json, _ = compile_file(CORPUS / f"{name}.p4")
-    res = run_stf(bmv2_json, (CORPUS / f"{name}.stf").read_text())
+    res = run_stf(_json(name), (CORPUS / f"{name}.stf").read_text())
     assert res.passed, f"{name}.stf:\n" + "\n".join(res.failures())
+
+
+@pytest.fixture(scope="module")
+def xdp_engine(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Any]:
+    """Makes an XdpSwitch (one per program: loading compiles its C) building in a temp dir."""
+    missing = libbpf.missing_requirements()
+    if missing:
+        pytest.skip("the xdp engine cannot run here: " + "; ".join(missing))
+    from softnic.runtime.xdp.engine import XdpSwitch
+
+    build = tmp_path_factory.mktemp("xdp")
+    return lambda: XdpSwitch(build_dir=build)
+
+
+@pytest.mark.parametrize("name", [_param(n, xdp=True) for n in _programs()])
+def test_corpus_program_xdp(name: str, xdp_engine: Callable[[], Any]) -> None:
+    """The same STF on the xdp engine, or, for a program in XDP_REFUSED, the generator's
+    refusal of exactly that construct."""
+    stf = (CORPUS / f"{name}.stf").read_text()
+    construct = XDP_REFUSED.get(name)
+    try:
+        res = run_stf(_json(name), stf, xdp_engine)
+    except XdpUnsupported as e:
+        assert str(e).endswith(f" is not supported by {TARGET}"), str(e)
+        assert construct is not None, (f"the xdp generator refuses {name} ({e}): fix the "
+                                       "generator, or add it to XDP_REFUSED and "
+                                       "docs/xdp_subset.md")
+        assert e.construct == construct and str(e).endswith(
+            f"{construct} is not supported by {TARGET}"), (
+            f"{name} is refused for another construct than XDP_REFUSED says: {e}")
+        return
+    assert construct is None, (f"{name} is no longer refused by the xdp generator "
+                               f"(XDP_REFUSED: {construct!r}): remove it from XDP_REFUSED "
+                               "and docs/xdp_subset.md")
+    assert res.passed, f"{name}.stf on the xdp engine:\n" + "\n".join(res.failures())
+
+
+def test_xdp_subset_doc_lists_the_refused_programs() -> None:
+    """docs/xdp_subset.md names each program of XDP_REFUSED with its construct, and no other
+    corpus program."""
+    doc = DOCS / "xdp_subset.md"
+    if not doc.is_file():
+        pytest.skip(f"{doc} not here (an installed package)")
+    text = doc.read_text()
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0] in _programs():
+            rows[cells[0]] = cells[1]
+    assert rows == XDP_REFUSED
 
 
 def test_corpus_is_complete() -> None:
@@ -59,6 +145,7 @@ def test_corpus_is_complete() -> None:
     assert p4 == stf
     assert len(p4) >= 14
     assert set(KNOWN_DIFFERENCES) <= p4
+    assert set(XDP_REFUSED) <= p4
     for name in stf:
         cmds = parse_stf((CORPUS / f"{name}.stf").read_text())
         assert any(c.verb == "expect" for c in cmds), name
