@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Run the p4cache PTF suite against a switch on veth pairs.
 #
-#   ptf-tests/run.sh [softnic|bmv2] [PTF test names or groups...]
-#   make ptf [TARGET=softnic|bmv2] [PTF_ARGS="hits updates.StaleUpdateIgnored"]
+#   ptf-tests/run.sh [softnic|xdp|bmv2] [PTF test names or groups...]
+#   make ptf [TARGET=softnic|xdp|bmv2] [PTF_ARGS="hits updates.StaleUpdateIgnored"]
 #
 # Steps: compile p4src/v1model/p4cache.p4 (p4cache.program.build: softnic compile, or
 # p4c-bm2-ss for bmv2); create one veth pair per switch port in the root namespace (IPv6 and
-# offloads off, so only the tests' frames appear); start `softnic run --no-p4` (or
+# offloads off, so only the tests' frames appear); start `softnic run --no-p4` (xdp: with
+# `--engine xdp`, the program in the kernel on the switch ends; or
 # `simple_switch_grpc --no-p4`) on one end of each pair with a P4Runtime server on a free
 # loopback port; run `ptf --test-dir ptf-tests/tests` on the other ends (the tests push the
 # pipeline themselves); tear everything down on any exit; exit with ptf's status.
@@ -32,6 +33,11 @@ die() { echo "ptf: error: $*" >&2; exit 2; }
 
 case "$TARGET" in
   softnic) SWITCH_BIN="$VENV_BIN/softnic"; COMPILER=softnic ;;
+  xdp)
+    SWITCH_BIN="$VENV_BIN/softnic"; COMPILER=softnic
+    why=$("$PY" -c 'from softnic.runtime.xdp.libbpf import missing_requirements as m; print("; ".join(m()))' 2>&1) ||
+      die "cannot ask the xdp engine what it needs: $why"
+    [ -z "$why" ] || skip "the xdp engine cannot run here: $why" ;;
   bmv2)
     COMPILER=p4c-bm2-ss
     missing=""
@@ -41,7 +47,7 @@ case "$TARGET" in
     [ -z "$missing" ] || skip "not on PATH:$missing; the suite did not run against BMv2" \
       "(it needs p4c and BMv2 built with gRPC; the softnic run is: make ptf)"
     SWITCH_BIN=$(command -v simple_switch_grpc) ;;
-  *) die "unknown TARGET '$TARGET' (softnic or bmv2)" ;;
+  *) die "unknown TARGET '$TARGET' (softnic, xdp or bmv2)" ;;
 esac
 [ "$(id -u)" = 0 ] || skip "creating veth interfaces needs root (CAP_NET_ADMIN)"
 for tool in ip ethtool memcached; do
@@ -101,6 +107,9 @@ for i in $(seq 0 $((NPORTS - 1))); do
     ethtool -K "$n" tx off rx off tso off gso off gro off >/dev/null 2>&1
     ip link set "$n" up
   done
+  # xdp: a veth hands redirected frames to a peer with NAPI on, which GRO turns on (docs/xdp.md)
+  [ "$TARGET" = xdp ] && ethtool -K "$t" gro on >/dev/null 2>&1
+
   SW_IFACES+=(-i "$i@$s"); PTF_IFACES+=(--interface "$i@$t")
 done
 
@@ -108,9 +117,10 @@ done
 GRPC_PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 GRPC_ADDR="127.0.0.1:$GRPC_PORT"
 SWITCH_LOG="$LOG_DIR/switch-$TARGET.log"
-if [ "$TARGET" = softnic ]; then
-  "$SWITCH_BIN" run --no-p4 "${SW_IFACES[@]}" --cpu-port 255 --grpc-server-addr "$GRPC_ADDR" \
-    >"$SWITCH_LOG" 2>&1 &
+if [ "$TARGET" = softnic ] || [ "$TARGET" = xdp ]; then
+  ENGINE=(); [ "$TARGET" = xdp ] && ENGINE=(--engine xdp)
+  "$SWITCH_BIN" run --no-p4 "${ENGINE[@]}" "${SW_IFACES[@]}" --cpu-port 255 \
+    --grpc-server-addr "$GRPC_ADDR" >"$SWITCH_LOG" 2>&1 &
 else
   THRIFT_PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   "$SWITCH_BIN" --no-p4 "${SW_IFACES[@]}" --device-id 0 --thrift-port "$THRIFT_PORT" \

@@ -298,7 +298,7 @@ class Rig:
         for r in j["register_arrays"]:
             a, b = engine_cells(self.sw, r["name"]), engine_cells(self.twin, r["name"])
             if a != b:
-                diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y][:6]
+                diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y][:6]
                 return (f"REGISTER {r['name']} DIFFERS BETWEEN ENGINES: " + ", ".join(
                     f"[{i}] {self.engine} {x:#x}, softnic {y:#x}" for i, x, y in diffs))
         for c in j["counter_arrays"]:
@@ -307,7 +307,7 @@ class Rig:
             a = [self.sw.counter_read(c["name"], i) for i in range(c["size"])]
             b = [self.twin.counter_read(c["name"], i) for i in range(c["size"])]
             if a != b:
-                diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y][:6]
+                diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y][:6]
                 return (f"COUNTER {c['name']} DIFFERS BETWEEN ENGINES: " + ", ".join(
                     f"[{i}] {self.engine} {x}, softnic {y}" for i, x, y in diffs))
         return None

@@ -58,6 +58,7 @@ LOG_LEVELS = {
 # other hosts (or network namespaces) only when an address says so. simple_switch_grpc's default
 # is BMV2_DEFAULT_GRPC_ADDR, all interfaces.
 DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
+ENGINES = ("python", "xdp")
 BMV2_DEFAULT_GRPC_ADDR = "0.0.0.0:9559"
 
 
@@ -87,6 +88,9 @@ class RunConfig:
     log_file: Path | None = None
     pcap_dir: Path | None = None
     thrift_port: int | None = None
+    engine: str = "python"
+    xdp_mode: str = "native"
+    host_port: int | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -156,6 +160,16 @@ def _main_parser() -> _Parser:
     p.add_argument("--pcap-dir", "--pcap", dest="pcap_dir", type=Path, metavar="DIR",
                    help="write <iface>_in.pcap / <iface>_out.pcap for every port")
     p.add_argument("--thrift-port", type=int, metavar="P", help="accepted and ignored")
+    p.add_argument("--engine", choices=ENGINES, default="python",
+                   help="python: softnic's in-process engine (default); xdp: the program "
+                   "compiled to an XDP program and attached to every port (needs root, clang, "
+                   "libbpf and Linux >= 5.18; docs/xdp.md)")
+    p.add_argument("--xdp-mode", choices=("native", "skb"), default="native",
+                   help="how --engine xdp attaches: native (driver, default) or skb (generic) "
+                   "XDP; on a veth the peer needs GRO on to receive (docs/xdp.md)")
+    p.add_argument("--host-port", type=int, metavar="N",
+                   help="--engine xdp: packets sent to port N go up this host's network stack "
+                   "(XDP_PASS), for a program on a server's own interface")
     _grpc_options(p.add_argument_group(
         "gRPC target options", "simple_switch_grpc takes these after '--'; softnic run accepts "
         "them before or after it"))
@@ -249,7 +263,12 @@ def parse_args(argv: list[str]) -> RunConfig:
         grpc_addr=grpc_addr, grpc_ssl=ssl_on, grpc_cacert=cacert, grpc_cert=cert, grpc_key=key,
         grpc_client_auth=client_auth, log_console=core.log_console,
         log_level=core.log_level or ("trace" if core.log_console else "info"),
-        log_file=core.log_file, pcap_dir=core.pcap_dir, thrift_port=core.thrift_port)
+        log_file=core.log_file, pcap_dir=core.pcap_dir, thrift_port=core.thrift_port,
+        engine=core.engine, xdp_mode=core.xdp_mode, host_port=core.host_port)
+    if core.engine != "xdp" and (core.host_port is not None or core.xdp_mode != "native"):
+        raise UsageError("--host-port and --xdp-mode need --engine xdp")
+    if core.host_port is not None and core.host_port not in ports:
+        raise UsageError(f"--host-port {core.host_port} is not one of the data ports")
     if cfg.thrift_port is not None:
         cfg.notes.append(f"--thrift-port {cfg.thrift_port} ignored (softnic has no Thrift server)")
     if not ssl_on and not _is_loopback(grpc_addr.rpartition(":")[0]):
@@ -389,7 +408,12 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
 
     stop = stop or threading.Event()
     trace = logging.getLogger("softnic.trace")
-    sw = switch_mod.Switch(**_switch_kwargs(switch_mod.Switch, cfg, trace))
+    if cfg.engine == "xdp":
+        from softnic.runtime.xdp.engine import XdpSwitch
+        sw: Any = XdpSwitch(cpu_port=cfg.cpu_port, drop_port=cfg.drop_port,
+                            device_id=cfg.device_id, xdp_mode=cfg.xdp_mode)
+    else:
+        sw = switch_mod.Switch(**_switch_kwargs(switch_mod.Switch, cfg, trace))
     if cfg.program is not None:
         try:
             sw.load_json(json.loads(cfg.program.read_text()))
@@ -403,8 +427,16 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
     ports = PortSet(cfg.ports, pcap_dir=cfg.pcap_dir)
     try:
         ports.open()
+        if cfg.engine == "xdp":
+            # the kernel forwards; the sockets only send what packet-out makes
+            sw.attach_ports(cfg.ports, host_port=cfg.host_port)
     except PortError as exc:
         print(f"softnic run: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # BpfError: attaching failed
+        ports.close()
+        sw.close()
+        print(f"softnic run: cannot attach the XDP program: {exc}", file=sys.stderr)
         return 1
     server = P4RuntimeServer(sw, cfg.device_id, cfg.cpu_port)
     _connect_transmit(server, ports)
@@ -416,8 +448,9 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
               file=sys.stderr)
         return 1
 
-    process = sw.process_packet
-    ports.start(_traced_handler(process) if _tracing(cfg) else process)
+    if cfg.engine != "xdp":
+        process = sw.process_packet
+        ports.start(_traced_handler(process) if _tracing(cfg) else process)
     host = cfg.grpc_addr.rpartition(":")[0]
     prog = str(cfg.program) if cfg.program is not None else "none (--no-p4)"
     port_list = " ".join(f"{n}@{i}" for n, i in sorted(cfg.ports.items())) or "none"
@@ -426,8 +459,10 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
                 if cfg.grpc_client_auth else "; TLS")
     for note in cfg.notes:
         print(f"softnic run: note: {note}", file=sys.stderr)
+    engine = "" if cfg.engine == "python" else f"; engine xdp ({cfg.xdp_mode})"
     print(f"softnic run: program {prog}; ports {port_list}; cpu port {cpu}; "
-          f"P4Runtime on {host}:{grpc_port} device id {cfg.device_id}{security}", flush=True)
+          f"P4Runtime on {host}:{grpc_port} device id {cfg.device_id}{security}{engine}",
+          flush=True)
     if ready is not None:
         ready.set()
     try:
@@ -435,6 +470,8 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
             pass
     finally:
         server.stop()
+        if cfg.engine == "xdp":
+            sw.close()
         ports.stop()
         log.info("stopped; port stats: %s", {n: vars(s) for n, s in ports.stats().items()})
     return 0
@@ -474,6 +511,13 @@ def main(argv: list[str] | None = None) -> int:
               "[-- --grpc-server-addr HOST:PORT --cpu-port N --grpc-server-ssl ...]  (see --help)",
               file=sys.stderr)
         return 2
+    if cfg.engine == "xdp":
+        from softnic.runtime.xdp.libbpf import missing_requirements
+        missing = missing_requirements()
+        if missing:
+            print("softnic run: error: --engine xdp cannot run here: " + "; ".join(missing),
+                  file=sys.stderr)
+            return 2
     setup_logging(cfg)
     stop = threading.Event()
 

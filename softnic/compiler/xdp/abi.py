@@ -28,5 +28,6 @@ STATE_MAP, CONFIG_MAP, STATS_MAP = "p4_state", "config", "stats"
 IF_PORTS_MAP, TX_PORTS_MAP = "if_ports", "tx_ports"
 DIGEST_RING, PACKET_IN_RING = "digests", "packet_in"
 PROGRAM_NAME = "p4_xdp"
-CONFIG = struct.Struct("<QII")  # struct run_config: t0_us, host_port, pad
+CONFIG = struct.Struct("<QII")  # struct run_config: t0_us, host_port, flags
+CFG_XDP_TX = 1
 PIN_HEADER = struct.Struct("<II")  # struct pin_rec: len, pin_off (then the frame)

@@ -7,6 +7,7 @@ Names and layouts here are read by the engine (``softnic.runtime.xdp``) through
 from __future__ import annotations
 
 from softnic.compiler.xdp.abi import (
+    CFG_XDP_TX,
     ETH_HLEN,
     NO_PIN,
     RUN_MAGIC,
@@ -43,6 +44,7 @@ PRELUDE = f"""
 #define NO_PIN {NO_PIN:#x}
 {_STAT_DEFINES}
 #define NSTATS {len(STATS)}
+#define CFG_XDP_TX {CFG_XDP_TX}
 #define ETH_HLEN {ETH_HLEN}
 
 /* One packet's state: the PHV as 64-bit words, the running action's parameters, scratch for
@@ -76,7 +78,7 @@ struct run_meta {{
 struct run_config {{
     __u64 t0_us;      /* bpf_ktime_get_ns() / 1000 at the engine's start */
     __u32 host_port;  /* the port whose packets go up the local stack (XDP_PASS) */
-    __u32 pad;
+    __u32 flags;      /* CFG_XDP_TX: send back out of the ingress port with XDP_TX */
 }};
 
 struct counter_val {{
@@ -340,8 +342,9 @@ static __always_inline int deliver(struct xdp_md *ctx, struct p4_state *st, int 
     }}
     if (test)
         return finish(ctx, 1, VERDICT_PORT, eport, pin, st->final_len);
-    if (eport == in_port)
-        return XDP_TX;
+    if (eport == in_port && (cfg->flags & CFG_XDP_TX))
+        return XDP_TX; /* else the devmap: a veth wakes its peer for XDP_TX only if the peer
+                        * runs XDP itself, for a redirect if the peer has NAPI (GRO) on */
     if (eport == cfg->host_port)
         return XDP_PASS;
     return bpf_redirect_map(&tx_ports, eport, XDP_DROP);

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import mmap
+import socket
 import struct
 import tempfile
 import threading
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from softnic.compiler.xdp.abi import (
+    CFG_XDP_TX,
     CONFIG,
     CONFIG_MAP,
     DIGEST_RING,
@@ -83,6 +85,14 @@ def _monotonic_us() -> int:
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
 
 
+def attach_mode(ifname: str, mode: str) -> str:
+    """The XDP mode for one interface (``native`` or ``skb``). Native is the default, also on
+    veth: generic (skb) XDP cannot grow a frame past the skb's tailroom, so a GET hit (a reply
+    longer than the request) fails there. A veth delivers redirected frames to its peer only if
+    the peer has NAPI on (GRO on, or an XDP program of its own): ``ethtool -K PEER gro on``."""
+    return mode
+
+
 class Loaded:
     """One generated, compiled and loaded program with its maps."""
 
@@ -131,6 +141,7 @@ class XdpSwitch:
         self._packet_in_cb: Callable[[PacketIn], None] | None = None
         self._digest_cb: Callable[[Digest], None] | None = None
         self._ports: dict[int, int] = {}  # port -> ifindex of attached interfaces
+        self._modes: dict[int, str] = {}  # ifindex -> "native" or "skb"
         self._host_port = 0xFFFFFFFF
         self._rings: list[RingBuffer] = []
         self._pending_digests: list[Digest] = []
@@ -214,8 +225,12 @@ class XdpSwitch:
         return cur
 
     def _init_maps(self, new: Loaded) -> None:
+        # XDP_TX only where every port has a driver (see attach_mode)
+        flags = CFG_XDP_TX if self._modes and all(
+            Path(f"/sys/class/net/{socket.if_indextoname(i)}/device").exists()
+            for i in self._ports.values()) else 0
         new.map(CONFIG_MAP).update(struct.pack("<I", 0),
-                                   CONFIG.pack(self._t0_us, self._host_port, 0))
+                                   CONFIG.pack(self._t0_us, self._host_port, flags))
         for port, ifindex in self._ports.items():
             new.map(IF_PORTS_MAP).update(struct.pack("<I", ifindex), struct.pack("<I", port))
             new.map(TX_PORTS_MAP).update(struct.pack("<I", port), struct.pack("<I", ifindex))
@@ -224,9 +239,10 @@ class XdpSwitch:
     def attach_ports(self, ports: dict[int, str], host_port: int | None = None) -> None:
         """Run the program on these interfaces (port number -> interface name); ``host_port``
         is the port whose packets go up the local network stack (XDP_PASS)."""
-        import socket
         with self._lock:
             self._ports = {p: socket.if_nametoindex(i) for p, i in ports.items()}
+            self._modes = {socket.if_nametoindex(i): attach_mode(i, self.xdp_mode)
+                           for i in ports.values()}
             self._host_port = host_port if host_port is not None else 0xFFFFFFFF
             cur = self._cur
             if cur is not None:
@@ -238,7 +254,7 @@ class XdpSwitch:
 
     def _attach(self, new: Loaded, old: Loaded | None) -> None:
         for ifindex in self._ports.values():
-            libbpf.xdp_attach(ifindex, new.fd, self.xdp_mode,
+            libbpf.xdp_attach(ifindex, new.fd, self._modes[ifindex],
                               old_prog_fd=old.fd if old is not None else None)
 
     def detach(self) -> None:
@@ -246,7 +262,7 @@ class XdpSwitch:
         with self._lock:
             for ifindex in self._ports.values():
                 try:
-                    libbpf.xdp_detach(ifindex, self.xdp_mode)
+                    libbpf.xdp_detach(ifindex, self._modes[ifindex])
                 except BpfError as e:
                     log.warning("detaching from ifindex %d: %s", ifindex, e)
             self._ports = {}
