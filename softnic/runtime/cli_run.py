@@ -428,7 +428,9 @@ def run(cfg: RunConfig, ready: threading.Event | None = None,
     try:
         ports.open()
         if cfg.engine == "xdp":
-            # the kernel forwards; the sockets only send what packet-out makes
+            # the kernel forwards; the sockets only send what packet-out makes and the frames
+            # the program hands back
+            sw.set_transmit(ports.transmit)
             sw.attach_ports(cfg.ports, host_port=cfg.host_port)
     except PortError as exc:
         print(f"softnic run: {exc}", file=sys.stderr)

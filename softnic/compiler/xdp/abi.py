@@ -21,6 +21,7 @@ STATS = (
     "STAT_ENGINE_ERROR",  # a run-time error (stack index, division by 0, assert): dropped
     "STAT_DIGEST_LOST",  # the digest ring buffer was full
     "STAT_PACKET_IN_LOST",  # the packet-in ring buffer was full
+    "STAT_SLOW_PATH",  # a frame with no room to grow in place, sent on by the runtime
 )
 
 # map names fixed by the prelude (the generator names tables, registers and counters itself)
@@ -30,4 +31,4 @@ DIGEST_RING, PACKET_IN_RING = "digests", "packet_in"
 PROGRAM_NAME = "p4_xdp"
 CONFIG = struct.Struct("<QII")  # struct run_config: t0_us, host_port, flags
 CFG_XDP_TX = 1
-PIN_HEADER = struct.Struct("<II")  # struct pin_rec: len, pin_off (then the frame)
+PIN_HEADER = struct.Struct("<IIII")  # struct pin_rec: len, pin_off, port, pad (then the frame)

@@ -44,6 +44,8 @@ PRELUDE = f"""
 #define NO_PIN {NO_PIN:#x}
 {_STAT_DEFINES}
 #define NSTATS {len(STATS)}
+#define NO_ROOM (-2)
+#define HEAD_GROW 192 /* of the 256 bytes of headroom, less struct xdp_frame and metadata */
 #define CFG_XDP_TX {CFG_XDP_TX}
 #define ETH_HLEN {ETH_HLEN}
 
@@ -100,10 +102,14 @@ struct digest_rec {{
     __u64 w[DIGEST_WORDS];
 }};
 
+/* A frame handed to the runtime: one for the CPU port (a packet-in), or one that could not be
+ * built in place (no room to grow it), which the runtime transmits on `port`. */
 struct pin_rec {{
     __u32 len;
     __u32 pin_off;
-    __u8 data[PKT_MAX];
+    __u32 port;
+    __u32 pad;
+    __u8 data[2 * OUT_SIZE + PKT_MAX]; /* room for a masked header length, then the payload */
 }};
 
 struct {{
@@ -158,6 +164,13 @@ static __always_inline void stat_add(__u32 which)
     __u64 *v = bpf_map_lookup_elem(&stats, &which);
     if (v)
         __sync_fetch_and_add(v, 1);
+}}
+
+/* v & mask, done even where clang can prove it changes nothing: the verifier cannot. */
+static __always_inline __u64 opaque_mask(__u64 v, const __u64 mask)
+{{
+    asm volatile("%0 &= %1" : "+r"(v) : "i"(mask));
+    return v;
 }}
 
 static __always_inline __u64 sext(__u64 v, __u32 w)
@@ -264,6 +277,16 @@ static __always_inline int finish(struct xdp_md *ctx, int test, __u32 verdict, _
     return verdict == VERDICT_DROP ? XDP_DROP : XDP_TX;
 }}
 
+/* The new frame's length: the deparsed headers and the payload, cut by truncate(). */
+static __always_inline __u64 rewrite_len(struct p4_state *st)
+{{
+    __u64 newlen = (__u64)st->outlen + (st->len - st->pos);
+    if (st->truncate && newlen > st->truncate)
+        newlen = st->truncate;
+    st->final_len = newlen;
+    return newlen;
+}}
+
 /* The new frame: the deparsed headers, then the bytes the parser did not consume (the payload).
  * The payload stays where it is in the frame: when the headers grow or shrink, the frame's start
  * moves (bpf_xdp_adjust_head) instead; only a growth larger than the headroom copies the payload
@@ -278,10 +301,7 @@ static __always_inline int rewrite_frame(struct xdp_md *ctx, struct p4_state *st
     if (olen > OUT_SIZE || pos > len || len > flen)
         return -1;
     __u32 payload = len - pos;
-    __u64 newlen = olen + payload;
-    if (st->truncate && newlen > st->truncate)
-        newlen = st->truncate;
-    st->final_len = newlen;
+    __u64 newlen = rewrite_len(st);
     if (newlen < ETH_HLEN) {{
         if (!test)
             return -1;
@@ -298,8 +318,19 @@ static __always_inline int rewrite_frame(struct xdp_md *ctx, struct p4_state *st
             return -1;
     }}
     int delta = (int)newlen - (int)flen;
-    if (delta && bpf_xdp_adjust_tail(ctx, delta))
+    if (delta > 0 && bpf_xdp_adjust_tail(ctx, delta)) {{
+        /* Not enough tailroom (a veth gives ~32 bytes): when nothing follows the headers,
+         * start them earlier instead, in the headroom (XDP guarantees 256 bytes). */
+        if (payload)
+            return NO_ROOM;
+        if (bpf_xdp_adjust_head(ctx, -delta)) {{
+            if (delta <= HEAD_GROW || bpf_xdp_adjust_head(ctx, -HEAD_GROW) ||
+                bpf_xdp_adjust_tail(ctx, delta - HEAD_GROW))
+                return NO_ROOM;
+        }}
+    }} else if (delta < 0 && bpf_xdp_adjust_tail(ctx, delta)) {{
         return -1;
+    }}
     __u32 hlen = olen < newlen ? olen : (__u32)newlen;
     if (hlen > 0 && hlen <= OUT_SIZE &&
         bpf_xdp_store_bytes(ctx, 0, st->out, SIZE_IN(hlen, OUT_SIZE)))
@@ -317,29 +348,46 @@ static __always_inline int rewrite_frame(struct xdp_md *ctx, struct p4_state *st
         -1 : 0;
 }}
 
+/* The frame st describes (headers in st->out, payload in the copy) into a ring buffer record. */
+static __always_inline int to_runtime(struct p4_state *st, __u32 port)
+{{
+    __u32 olen = st->outlen;
+    __u32 pos = st->pos;
+    __u32 len = st->len;
+    __u32 n = st->final_len;
+    if (olen > OUT_SIZE || pos > len || len > PKT_MAX || pos >= PKT_MAX) {{
+        stat_add(STAT_REWRITE_FAILED);
+        return XDP_DROP;
+    }}
+    struct pin_rec *r = bpf_ringbuf_reserve(&packet_in, sizeof(*r), 0);
+    if (!r) {{
+        stat_add(STAT_PACKET_IN_LOST);
+        return XDP_DROP;
+    }}
+    __u32 hlen = olen < n ? olen : n;
+    __u32 plen = n - hlen;
+    if (plen > len - pos)
+        plen = len - pos;
+    if (hlen > 0 && hlen <= OUT_SIZE)
+        bpf_probe_read_kernel(r->data, SIZE_IN(hlen, OUT_SIZE), st->out);
+    if (plen > 0 && plen <= PKT_MAX && hlen <= OUT_SIZE)
+        bpf_probe_read_kernel(r->data + opaque_mask(hlen, 2 * OUT_SIZE - 1),
+                              SIZE_IN(plen, PKT_MAX), st->pkt + (pos & PKT_MASK));
+    r->len = hlen + plen;
+    r->pin_off = st->pin_set ? st->pin_off : NO_PIN;
+    r->port = port;
+    bpf_ringbuf_submit(r, 0);
+    return XDP_DROP;
+}}
+
 static __always_inline int deliver(struct xdp_md *ctx, struct p4_state *st, int test,
                                    struct run_config *cfg, __u32 in_port, __u32 eport,
                                    __u32 cpu_port)
 {{
     __u32 pin = st->pin_set ? st->pin_off : NO_PIN;
-    if (eport == cpu_port) {{
-        if (test)
-            return finish(ctx, 1, VERDICT_CPU, eport, pin, st->final_len);
-        struct pin_rec *r = bpf_ringbuf_reserve(&packet_in, sizeof(*r), 0);
-        if (!r) {{
-            stat_add(STAT_PACKET_IN_LOST);
-            return XDP_DROP;
-        }}
-        __u32 n = bpf_xdp_get_buff_len(ctx);
-        if (n == 0 || n > PKT_MAX || bpf_xdp_load_bytes(ctx, 0, r->data, SIZE_IN(n, PKT_MAX))) {{
-            bpf_ringbuf_discard(r, 0);
-            return XDP_DROP;
-        }}
-        r->len = n;
-        r->pin_off = pin;
-        bpf_ringbuf_submit(r, 0);
-        return XDP_DROP;
-    }}
+    if (eport == cpu_port)
+        return test ? finish(ctx, 1, VERDICT_CPU, eport, pin, st->final_len) :
+            to_runtime(st, eport);
     if (test)
         return finish(ctx, 1, VERDICT_PORT, eport, pin, st->final_len);
     if (eport == in_port && (cfg->flags & CFG_XDP_TX))

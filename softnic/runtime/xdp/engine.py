@@ -139,6 +139,7 @@ class XdpSwitch:
         self._json: dict | None = None
         self._t0_us = _monotonic_us()
         self._packet_in_cb: Callable[[PacketIn], None] | None = None
+        self._transmit: Callable[[int, bytes], object] | None = None
         self._digest_cb: Callable[[Digest], None] | None = None
         self._ports: dict[int, int] = {}  # port -> ifindex of attached interfaces
         self._modes: dict[int, str] = {}  # ifindex -> "native" or "skb"
@@ -308,9 +309,14 @@ class XdpSwitch:
         self._pending_digests.append(Digest(spec.name, fields))
 
     def _on_packet_in(self, rec: bytes) -> None:
-        n, pin = PIN_HEADER.unpack_from(rec)
+        """A frame from the program: for the CPU port, or one it had no room to build in
+        place (the runtime sends it; see rewrite_frame in the generated C)."""
+        n, pin, port, _ = PIN_HEADER.unpack_from(rec)
         frame = rec[PIN_HEADER.size:PIN_HEADER.size + n]
-        self._pending_pins.append(self._packet_in(frame, pin))
+        if port == self.cpu_port:
+            self._pending_pins.append(self._packet_in(frame, pin))
+        elif self._transmit is not None:
+            self._transmit(port, frame)
 
     def _packet_in(self, frame: bytes, pin: int) -> PacketIn:
         cur = self._cur
@@ -398,6 +404,10 @@ class XdpSwitch:
         res = libbpf.test_run(cur.fd, bytes(data), meta, repeat=repeat)
         self._drain()
         return res.duration_ns
+
+    def set_transmit(self, fn: Callable[[int, bytes], object] | None) -> None:
+        """How the runtime sends a frame out of a port (frames the program hands back)."""
+        self._transmit = fn
 
     def set_packet_in_handler(self, cb: Callable[[PacketIn], None] | None) -> None:
         self._packet_in_cb = cb
