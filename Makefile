@@ -1,7 +1,8 @@
 # p4cache — top-level targets.
 #   make run    install what is missing, then run the main job on the default target (softnic):
 #               p4cache up, a skewed memcached workload, what the switch did, coherence verdict
-#   make test   install what is missing, then run every test (the PTF suite, then pytest)
+#   make test   install what is missing, then run every test (the PTF suite on TARGET and on the
+#               xdp engine, then pytest)
 #   make ptf    the PTF packet tests on veth pairs against TARGET (docs/ptf.md)
 #   make setup  only install (Debian packages via apt-get, Python virtualenv in .venv with pinned versions)
 #               and build the linearizability checker build/bin/p4cache-lincheck (make lincheck)
@@ -18,7 +19,10 @@ PYTEST_ARGS ?=
 
 # Debian packages the project needs, as "command:package" pairs; installed only when the command is missing.
 APT_NEEDS := cpp:cpp ip:iproute2 ping:iputils-ping ethtool:ethtool memcached:memcached go:golang-go \
-  mnexec:mininet memccat:libmemcached-tools nft:nftables
+  mnexec:mininet memccat:libmemcached-tools nft:nftables clang:clang bpftool:bpftool \
+  xdp-loader:xdp-tools
+# Files the xdp engine needs that no command stands for, as "file:package" pairs.
+APT_FILES := /usr/include/bpf/bpf_helpers.h:libbpf-dev /usr/include/x86_64-linux-gnu/asm/types.h:linux-libc-dev
 
 # Go for tools/lincheck: `go` on PATH, else the upstream install in /usr/local/go (often not on
 # PATH), else Debian's golang-go (installed by `apt`). Looked up when a recipe runs, after `apt`.
@@ -35,6 +39,9 @@ apt:
 	@missing=""; for pair in $(APT_NEEDS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$cmd >/dev/null 2>&1 || { [ $$cmd = go ] && [ -x $(GO_LOCAL) ]; } || \
 	  missing="$$missing $$pkg"; done; \
+	for pair in $(APT_FILES); do f=$${pair%%:*}; pkg=$${pair##*:}; \
+	  case "$$f" in */x86_64-linux-gnu/*) [ "$$(uname -m)" = x86_64 ] || continue;; esac; \
+	  [ -e "$$f" ] || missing="$$missing $$pkg"; done; \
 	python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	command -v python3 >/dev/null 2>&1 || missing="$$missing python3 python3-venv"; \
 	if [ -n "$$missing" ]; then \
@@ -64,11 +71,14 @@ $(LINCHECK): $(wildcard tools/lincheck/*.go) tools/lincheck/go.mod tools/linchec
 	cd tools/lincheck && GOTOOLCHAIN=local GOFLAGS=-mod=readonly GOPROXY=$(LINCHECK_GOPROXY) $(FIND_GO) build -buildvcs=false \
 	  -trimpath -o $(abspath $@) .
 
-# The PTF suite runs first so that pytest's summary ends the output; either failing fails.
+# The PTF suite runs first (on TARGET, then on the xdp engine, which run.sh skips with the reason
+# where the kernel cannot load XDP) so that pytest's summary ends the output; any failing fails.
+PTF_TARGETS := $(TARGET) $(if $(filter xdp,$(TARGET)),,xdp)
 test: setup
-	@ptf_rc=0; PY="$(abspath $(PY))" ptf-tests/run.sh $(TARGET) || ptf_rc=$$?; \
-	if [ $$ptf_rc -ne 0 ]; then echo "make test: the PTF suite FAILED (exit $$ptf_rc), see above;" \
-	  "running pytest anyway"; fi; \
+	@ptf_rc=0; for t in $(PTF_TARGETS); do \
+	  PY="$(abspath $(PY))" ptf-tests/run.sh $$t || { ptf_rc=$$?; \
+	  echo "make test: the PTF suite FAILED on $$t (exit $$ptf_rc), see above"; }; done; \
+	if [ $$ptf_rc -ne 0 ]; then echo "make test: running pytest anyway"; fi; \
 	$(PY) -m pytest $(PYTEST_ARGS); py_rc=$$?; \
 	[ $$ptf_rc -eq 0 ] && [ $$py_rc -eq 0 ]
 

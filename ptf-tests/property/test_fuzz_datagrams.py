@@ -1,5 +1,10 @@
 """Fuzz run: random and mutated memcached / control datagrams against the reference model.
 
+The same run goes through the xdp engine (the program compiled to XDP, in the kernel) with
+softnic's Python engine beside it as a twin: both must agree with the model, and with each other on
+every frame (outputs, packet-ins, digests) and on the whole register and counter state
+(``cache_rig``, ``twin=True``): the differential test of the two engines.
+
 Size and seed: ``--fuzz-n`` / ``P4CACHE_FUZZ_N`` (default 5000 for ``make test``),
 ``--fuzz-seed`` / ``P4CACHE_FUZZ_SEED`` (default 1123); ``make fuzz N=100000 [SEED=s]`` runs the
 big one. Every datagram is checked for the three invariants (cache_rig): no engine error, exactly
@@ -13,7 +18,8 @@ from __future__ import annotations
 import random
 import time
 
-from cache_rig import LOOKUP, Mismatch, Rig
+import pytest
+from cache_rig import LOOKUP, Mismatch, Rig, engine_errors
 from fuzz_corpus import Corpus
 
 REFILL_EVERY = 20  # datagrams between two refills of an invalid cached slot (keeps hits coming)
@@ -56,15 +62,37 @@ def run_fuzz(rig: Rig, n: int, seed: int) -> dict[str, int]:
 
 
 def test_fuzz_random_and_mutated_datagrams(rig: Rig, fuzz_n: int, fuzz_seed: int) -> None:
+    check_fuzz(rig, fuzz_n, fuzz_seed)
+
+
+def test_fuzz_xdp_engine_with_python_twin(fuzz_n: int, fuzz_seed: int) -> None:
+    from softnic.runtime.xdp.libbpf import missing_requirements
+    missing = missing_requirements()
+    if missing:
+        pytest.skip("the xdp engine cannot run here: " + "; ".join(missing))
+    rig = Rig(engine="xdp", twin=True)
+    try:
+        check_fuzz(rig, fuzz_n, fuzz_seed)
+        state = rig.twin_state_problem()
+        assert state is None, state
+        print(f"  differential: {rig.sent} frames through the xdp and the Python engine, "
+              f"{rig.differences} differences")
+        assert rig.differences == 0
+    finally:
+        rig.sw.close()
+
+
+def check_fuzz(rig: Rig, fuzz_n: int, fuzz_seed: int) -> None:
     sent_before = rig.sent
     t0 = time.perf_counter()
     origins = run_fuzz(rig, fuzz_n, fuzz_seed)
     dt = time.perf_counter() - t0
     total = rig.sent - sent_before
     kinds = rig.tally.kinds
-    print(f"\nfuzz: seed {fuzz_seed}, {fuzz_n} datagrams (+{total - fuzz_n} refills) in "
-          f"{dt:.1f} s, {total / dt:.0f} datagrams/s, engine errors "
-          f"{rig.sw.stats.engine_errors}, assert failures {rig.sw.stats.assert_failures}")
+    errors, asserts = engine_errors(rig.sw)
+    print(f"\nfuzz ({rig.engine}): seed {fuzz_seed}, {fuzz_n} datagrams (+{total - fuzz_n} "
+          f"refills) in {dt:.1f} s, {total / dt:.0f} datagrams/s, engine errors {errors}, "
+          f"assert failures {asserts}")
     print("  verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     top = sorted(rig.tally.reasons.items(), key=lambda kv: -kv[1])
     print("  reasons: " + "; ".join(f"{k}: {v}" for k, v in top))
@@ -73,7 +101,7 @@ def test_fuzz_random_and_mutated_datagrams(rig: Rig, fuzz_n: int, fuzz_seed: int
           + "; ".join(f"{k}: {v}" for k, v in flushes))
     print(f"  frames on which a known deviation changes the verdict: {rig.tally.deviated}")
     print("  origins: " + "; ".join(f"{k}: {v}" for k, v in sorted(origins.items())))
-    assert rig.sw.stats.engine_errors == 0 and rig.sw.stats.assert_failures == 0
+    assert engine_errors(rig.sw) == (0, 0)
     # The run must reach every part of the cache, or it proves little.
     if fuzz_n >= 2000:
         for kind in ("answered", "forwarded", "dropped", "acked", "sent"):
