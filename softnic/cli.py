@@ -1,4 +1,5 @@
-"""The ``softnic`` command: ``softnic compile`` (p4c-bm2-ss), ``softnic run`` (simple_switch_grpc).
+"""The ``softnic`` command: ``softnic compile`` (p4c-bm2-ss), ``softnic run`` (simple_switch_grpc),
+``softnic xdp`` (the xdp back end on its own).
 
 Each subcommand owns its own option parser and is imported only when chosen, so
 ``softnic compile`` does not pay for loading gRPC and ``softnic run`` does not load the
@@ -22,6 +23,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": (
         "softnic.runtime.cli_run",
         "run a BMv2 JSON program with a P4Runtime server (like simple_switch_grpc)",
+    ),
+    "xdp": (
+        "softnic.compiler.xdp.cli",
+        "translate a BMv2 JSON program to eBPF C for XDP (and compile it with clang)",
     ),
 }
 
