@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import mmap
+import shutil
 import socket
 import struct
 import tempfile
@@ -116,10 +117,12 @@ class Loaded:
         return mm
 
     def close(self) -> None:
+        """Unload (the kernel frees the program once nothing holds it) and remove the build."""
         for mm in self._mmaps.values():
             mm.close()
         self._mmaps = {}
         self.obj.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class XdpSwitch:
@@ -168,6 +171,7 @@ class XdpSwitch:
             libbpf.compile_c(c_path, o_path)
             obj = BpfObject.load(o_path)
         except BpfError as e:
+            shutil.rmtree(workdir, ignore_errors=True)
             raise PipelineLoadError(f"xdp: {e}") from None
         new = Loaded(prog, obj, workdir)
         try:
