@@ -13,7 +13,8 @@ BENCHMARKS = {
     "softnic": ("softnic_pps", "packets/s of softnic itself on two small programs "
                 "(bench/p4cache_bench/p4), in-process and through veth"),
     "dataplane": ("dataplane", "GET hits answered and misses forwarded per second by the "
-                  "cache's data plane (p4src) on softnic, in-process and through veth"),
+                  "cache's data plane (p4src) on softnic, in-process and through veth, and on "
+                  "the xdp engine in the kernel (BPF_PROG_TEST_RUN) next to the Python engine"),
     "gate": ("gate", "the host agent's write gate (added TCP latency, invalidations) and the "
              "controller's promotion (time to hot, re-hot after a write), on the lab"),
     "hitshare": ("hitshare", "share of GETs the switch answers against cache size at Zipf 0.9 "

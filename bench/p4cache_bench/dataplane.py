@@ -21,6 +21,35 @@ unchanged (and feeds the hot-key sketch, as a miss does).
   11211, length and TTL unchanged). Client and server MACs are not the namespaces' own, so
   their kernels drop the frames as "other host" instead of answering with ICMP port
   unreachable, which would load the switch with a second packet per request.
+* xdp: the same program, entries and values on softnic's second engine,
+  ``softnic.runtime.xdp.engine.XdpSwitch`` (the program compiled to XDP, in the kernel), timed
+  with the kernel's own clock: the duration BPF_PROG_TEST_RUN reports, the program's time per
+  frame in the kernel, without the syscall and without Python, on the one CPU the test run
+  runs on. Next to it the Python engine's in-process figures (above) and the ratio.
+
+  - misses: ``run_many(port, request, R)`` (BPF_PROG_TEST_RUN with repeat R), the mean over
+    the workload's 64 requests (8 with ``--quick``). The kernel runs one buffer R times without
+    restoring it; a miss leaves the frame as it was, so every run is the same miss (checked:
+    the cache's miss counter advances by exactly R per call). One difference: the program
+    writes the egress port into the run's metadata where the ingress port came in, so runs
+    2..R arrive on the server's port; a miss from there is forwarded the same way (checked at
+    setup). The wall time of a repeated call is no measure: it holds ~15 ms of the kernel's
+    own work around the runs.
+  - hits cannot be timed so: a hit rewrites the request into the reply in place, and the next
+    repeat runs the reply (on 6.18 a bridged, truncated reply: the cache's hit counter
+    advances by 1 per call whatever R; recorded per workload as ``repeat_on_hits``). Live
+    frames (BPF_F_TEST_XDP_LIVE_FRAMES) do not help: their page-pool pages are recycled with
+    the program's output in them (64 hits per call whatever the repeat). So hits are single
+    runs (repeat=1, a fresh copy of the request each, round robin), the kernel's duration of
+    each summed; every one must count as a hit. That figure carries what a lone run costs
+    more than a run in a loop (cold caches after the syscall, the timer's reads): misses are
+    timed both ways to show how much (``single_minus_repeat_ns``). The wall time of each
+    call from Python (ctypes, the bpf() syscall copying the frame in and out, the run) is
+    reported separately as ``call_wall_ns``.
+
+  The first hit and miss of each workload are checked byte for byte, as in-process; the
+  verifier's figures of the loaded program (xlated and verified instructions, JIT bytes) go
+  into the results.
 
 Per step we report offered and delivered rate and loss; the headline per workload and kind is
 the highest offered rate with < 1 % loss and >= 97 % of it delivered, and the delivered rate at
@@ -31,6 +60,10 @@ files modified against the commit, e.g. engine work in progress), a plot to
 ``docs/dataplane_pps.png``.
 
 Run: ``p4cache-bench dataplane`` (root needed for the veth part; ``--quick`` for a smoke run).
+``--engine python`` is in-process and veth on the Python engine (veth is always the Python
+engine, ``softnic run``); ``--engine xdp`` the xdp engine next to the Python engine in-process;
+``--engine both`` all of it, the default when the xdp engine can run here
+(``softnic.runtime.xdp.libbpf.missing_requirements()`` empty: root, libbpf, clang, kernel).
 """
 
 from __future__ import annotations
@@ -40,7 +73,9 @@ import contextlib
 import io
 import json
 import os
+import statistics
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -93,6 +128,36 @@ TARGETS = {
     "veth_hits_pps": 20_000,
     "veth_max_loss": LOSS_OK,
     "source": "the issue",
+}
+XDP_TARGETS = {
+    "workload": "k16-r100",
+    "hits_pps": 1_000_000,  # on one core: <= 1 us a packet
+    "ns_per_hit": 1_000,
+    "over_python": 30,  # xdp hits/s over the Python engine's in-process hits/s
+    "source": "the issue (p4cache-bench dataplane --engine xdp)",
+}
+ENGINES = ("python", "xdp", "both")
+XDP_REPEAT_PROBE = 100  # repeat of the one run_many call that shows repeat cannot time hits
+TIMED = {
+    "python": "Switch.process_packet called in a loop in-process: wall time per call (the whole "
+              "engine in Python, no I/O)",
+    "xdp_hit": "in-kernel program time per frame: the duration BPF_PROG_TEST_RUN reports for "
+               "single runs (repeat=1, a fresh copy of the request each, round robin), summed "
+               "over the batch; no syscall, no Python; includes what a lone run costs more "
+               "than one in a loop (see single_minus_repeat_ns of the misses)",
+    "xdp_miss": "in-kernel program time per frame: BPF_PROG_TEST_RUN's mean duration with "
+                "repeat R per request (the kernel re-runs the same buffer; a miss leaves it "
+                "unchanged, checked by the miss counter advancing by R); no syscall, no Python",
+    "xdp_miss_single": "as xdp_hit, on the misses: the same method as the hits, for comparison",
+    "call_wall_ns": "wall time per XdpSwitch.run_many(port, frame, 1) call from Python: ctypes, "
+                    "the bpf() syscall copying the frame in and out, the run, the ring buffers' "
+                    "drain; syscall_overhead_ns is that minus the in-kernel time",
+    "why_hits_are_single_runs": "BPF_PROG_TEST_RUN with repeat reuses one buffer without "
+                                "restoring it: a hit turns the request into the reply in place "
+                                "and the next repeat runs the reply, which is no hit "
+                                "(repeat_on_hits: the hit counter advances by 1 per call); live "
+                                "frames recycle page-pool pages with the program's output in "
+                                "them (64 hits per call, whatever the repeat)",
 }
 REFERENCE = {
     "source": "the issue (quoted, not measured here)",
@@ -234,11 +299,30 @@ def _ack_status(payload: bytes) -> int:
 
 def inprocess_switch(bmv2_json: Path, wls: list[Workload]):  # noqa: ANN201 - a Switch
     """A softnic Switch with the program, the entries and every value installed (checked)."""
-    from p4cache import dataplane as dp
-    from softnic.runtime.api import ActionCall, MatchKey, TableEntry
     from softnic.runtime.switch import Switch
 
     sw = Switch(cpu_port=CPU_PORT)
+    _fill(sw, bmv2_json, wls, "in-process")
+    return sw
+
+
+def xdp_switch(bmv2_json: Path, wls: list[Workload], build_dir: Path):  # noqa: ANN201
+    """(XdpSwitch, checks): the xdp engine, its program built under ``build_dir``, filled and
+    checked as ``inprocess_switch``; the checks of the first hit and miss per workload."""
+    from softnic.runtime.xdp.engine import XdpSwitch
+
+    sw = XdpSwitch(cpu_port=CPU_PORT, build_dir=build_dir)
+    try:
+        return sw, _fill(sw, bmv2_json, wls, "xdp")
+    except BaseException:
+        sw.close()
+        raise
+
+
+def _fill(sw, bmv2_json: Path, wls: list[Workload], what: str) -> dict:  # noqa: ANN001
+    from p4cache import dataplane as dp
+    from softnic.runtime.api import ActionCall, MatchKey, TableEntry
+
     sw.load_json(json.loads(bmv2_json.read_text()))
     for table, keys, action, params in table_entries(wls):
         sw.table_add(table, TableEntry([MatchKey(v, prefix_len=p) if p is not None else
@@ -252,24 +336,48 @@ def inprocess_switch(bmv2_json: Path, wls: list[Workload]):  # noqa: ANN201 - a 
     sw.set_packet_in_handler(None)
     bad = [a for a in acks if _ack_status(a.payload) != dp.STATUS_APPLIED]
     if len(acks) != N_KEYS * len(wls) or bad:
-        raise RuntimeError(f"in-process: {len(acks)} update acks, {len(bad)} not applied")
+        raise RuntimeError(f"{what}: {len(acks)} update acks, {len(bad)} not applied")
+    # a miss also from the server's port: where the runs after the first of a repeated test
+    # run arrive on the xdp engine (see the module doc)
+    ports = (CLIENT_PORT, SERVER_PORT) if what == "xdp" else (CLIENT_PORT,)
+    checks = {}
     for w in wls:
         req = w.frames("hit")[0]
         out = sw.process_packet(CLIENT_PORT, req)
         if out != [(CLIENT_PORT, hit_reply_frame(req, w.replies[0]))]:
-            raise RuntimeError(f"in-process {w.name}: the hit was not answered as expected: "
+            raise RuntimeError(f"{what} {w.name}: the hit was not answered as expected: "
                                f"{out!r}")
+        hit = {"egress_port": out[0][0], "frame_bytes": len(out[0][1]),
+               "as_expected": True}
         req = w.frames("miss")[0]
-        out = sw.process_packet(CLIENT_PORT, req)
-        if out != [(SERVER_PORT, req)]:
-            raise RuntimeError(f"in-process {w.name}: the miss was not forwarded: {out!r}")
-    return sw
+        for port in ports:
+            out = sw.process_packet(port, req)
+            if out != [(SERVER_PORT, req)]:
+                raise RuntimeError(f"{what} {w.name}: the miss from port {port} was not "
+                                   f"forwarded: {out!r}")
+        miss = {"egress_port": out[0][0], "frame_bytes": len(out[0][1]),
+                "ingress_ports": list(ports), "as_expected": True}
+        checks[w.name] = {"hit": hit, "miss": miss}
+    return checks
+
+
+def cache_counts(sw) -> tuple[int, int]:  # noqa: ANN001 - either engine
+    """(hits, misses) the program's cache_stats counter holds."""
+    from p4cache import dataplane as dp
+
+    return (sw.counter_read(dp.COUNTER_STATS, dp.STAT_HIT)[0],
+            sw.counter_read(dp.COUNTER_STATS, dp.STAT_MISS)[0])
+
+
+def _counted(before: tuple[int, int], after: tuple[int, int]) -> dict:
+    return {"hits": after[0] - before[0], "misses": after[1] - before[1]}
 
 
 def inprocess_pps(sw, frames: list[bytes], seconds: float, max_packets: int) -> dict:  # noqa: ANN001
     process = sw.process_packet
     n = 0
     nf = len(frames)
+    before = cache_counts(sw)
     start = time.perf_counter()
     deadline = start + seconds
     while n < max_packets:
@@ -278,7 +386,64 @@ def inprocess_pps(sw, frames: list[bytes], seconds: float, max_packets: int) -> 
         if n % 64 == 0 and time.perf_counter() >= deadline:
             break
     dur = time.perf_counter() - start
-    return {"packets": n, "duration_s": round(dur, 4), "pps": round(n / dur, 1)}
+    return {"packets": n, "duration_s": round(dur, 4), "pps": round(n / dur, 1),
+            "counted": _counted(before, cache_counts(sw))}
+
+
+# -- (iii) the xdp engine, timed by the kernel
+
+def xdp_unavailable_reason() -> str | None:
+    """Why the xdp engine cannot run here, or None when it can."""
+    try:
+        from softnic.runtime.xdp import libbpf
+    except ImportError as e:  # pragma: no cover - softnic ships it
+        return f"softnic.runtime.xdp: {e}"
+    missing = libbpf.missing_requirements()
+    return "; ".join(missing) if missing else None
+
+
+def xdp_single(sw, frames: list[bytes], seconds: float, max_runs: int) -> dict:  # noqa: ANN001
+    """Single test runs (repeat=1) round robin for ``seconds``: the kernel's duration of each
+    summed, the wall time of the calls, what the cache counted."""
+    run = sw.run_many
+    durations: list[int] = []
+    nf = len(frames)
+    before = cache_counts(sw)
+    start = time.perf_counter()
+    deadline = start + seconds
+    while len(durations) < max_runs:
+        durations.append(run(CLIENT_PORT, frames[len(durations) % nf], 1))
+        if len(durations) % 64 == 0 and time.perf_counter() >= deadline:
+            break
+    wall = time.perf_counter() - start
+    n = len(durations)
+    mean = sum(durations) / n
+    return {"runs": n, "kernel_ns_mean": round(mean, 1),
+            "kernel_ns_median": statistics.median(durations),
+            "pps": round(1e9 / mean, 1), "call_wall_ns": round(wall * 1e9 / n, 1),
+            "syscall_overhead_ns": round(wall * 1e9 / n - mean, 1), "wall_s": round(wall, 4),
+            "counted": _counted(before, cache_counts(sw))}
+
+
+def xdp_repeat(sw, frames: list[bytes], repeat: int) -> dict:  # noqa: ANN001
+    """One BPF_PROG_TEST_RUN with ``repeat`` runs per frame: the kernel's mean per run, over
+    the frames (each the same number of runs)."""
+    before = cache_counts(sw)
+    start = time.perf_counter()
+    per_frame = [sw.run_many(CLIENT_PORT, f, repeat) for f in frames]
+    wall = time.perf_counter() - start
+    mean = sum(per_frame) / len(per_frame)
+    return {"frames": len(frames), "repeat": repeat, "runs": len(frames) * repeat,
+            "kernel_ns_mean": round(mean, 1), "pps": round(1e9 / mean, 1),
+            "wall_s": round(wall, 4), "counted": _counted(before, cache_counts(sw))}
+
+
+def xdp_repeat_on_hit(sw, w: Workload) -> dict:  # noqa: ANN001
+    """What a repeated test run of a hit counts: the evidence that repeat cannot time hits."""
+    before = cache_counts(sw)
+    ns = sw.run_many(CLIENT_PORT, w.frames("hit")[0], XDP_REPEAT_PROBE)
+    return {"repeat": XDP_REPEAT_PROBE, "kernel_ns_mean": ns,
+            "counted": _counted(before, cache_counts(sw))}
 
 
 # -- (ii) through veth
@@ -407,6 +572,11 @@ class Settings:
     key_lens: list[int]
     reply_lens: list[int]
     keys_per_workload: int = N_KEYS
+    engine: str = "python"  # python, xdp or both (see the module doc)
+    xdp_seconds: float = 1.0  # per batch of single test runs
+    xdp_max_runs: int = 1_000_000
+    xdp_repeat: int = 10_000  # runs per request of the repeated test runs (misses)
+    xdp_repeat_frames: int = N_KEYS  # requests (of the 64) timed by repeated test runs
 
 
 def _step_at(v: dict, rate: int) -> dict | None:
@@ -433,7 +603,26 @@ def check_targets(result: dict) -> dict:
                                                            "loss")}
             t["veth_met"] = (s["loss"] < LOSS_OK
                              and s["delivered_pps"] >= KEEP_UP * s["offered_pps"])
+    if "xdp" in w:
+        t["xdp"] = check_xdp_targets(w)
     return t
+
+
+def check_xdp_targets(w: dict) -> dict:
+    """The issue's targets for the xdp engine against one workload's medians (not asserted)."""
+    x = w["xdp"]
+    t = dict(XDP_TARGETS)
+    t["hits_timed"] = TIMED["xdp_hit"]
+    t["measured_hits_pps"] = x["hit"]["median_pps"]
+    t["measured_ns_per_hit"] = x["hit"]["median_ns"]
+    t["hits_met"] = x["hit"]["median_pps"] >= t["hits_pps"]
+    t["measured_over_python"] = w["xdp_over_python"]["hit"]
+    t["over_python_met"] = w["xdp_over_python"]["hit"] >= t["over_python"]
+    return t
+
+
+def _ns(pps: float) -> float:
+    return round(1e9 / pps, 1) if pps else 0.0
 
 
 def run_bench(settings: Settings, modes: list[str]) -> dict:
@@ -451,21 +640,68 @@ def run_bench(settings: Settings, modes: list[str]) -> dict:
                                          "reply_frame_bytes": w.answer_len("hit")}
                                 for w in wls}}
     if "inprocess" in modes:
-        sw = inprocess_switch(prog.json_path, wls)
-        runs: dict[tuple[str, str], list[dict]] = {}
-        for _ in range(settings.repeats):
-            for w in wls:
-                for kind in ("hit", "miss"):
-                    runs.setdefault((w.name, kind), []).append(
-                        inprocess_pps(sw, w.frames(kind), settings.inproc_seconds,
-                                      settings.inproc_max_packets))
+        with contextlib.ExitStack() as stack:
+            sw = inprocess_switch(prog.json_path, wls)
+            xsw = None
+            if settings.engine in ("xdp", "both"):
+                build_dir = Path(stack.enter_context(
+                    tempfile.TemporaryDirectory(prefix="p4cache-bench-xdp-")))
+                t = time.monotonic()
+                xsw, checks = xdp_switch(prog.json_path, wls, build_dir)
+                stack.callback(xsw.close)
+                verifier = {k: v for k, v in xsw.verifier_stats().items() if k != "id"}
+                result["xdp"] = {
+                    "engine": "softnic.runtime.xdp.engine.XdpSwitch",
+                    "setup_s": round(time.monotonic() - t, 2), "verifier": verifier,
+                    "timed": TIMED,
+                    # the first hit and miss per workload, compared byte for byte with the
+                    # expected reply / the request (a mismatch stops the benchmark)
+                    "checked": checks,
+                    "repeat_on_hits": {w.name: xdp_repeat_on_hit(xsw, w) for w in wls}}
+                print(f"xdp engine: program loaded, {verifier['xlated_insns']} insns "
+                      f"({verifier['jited_bytes']} bytes JITed), the verifier went through "
+                      f"{verifier['verified_insns']}", flush=True)
+            runs: dict[tuple[str, str, str], list[dict]] = {}
+            for _ in range(settings.repeats):
+                for w in wls:
+                    for kind in ("hit", "miss"):
+                        frames = w.frames(kind)
+                        runs.setdefault(("python", w.name, kind), []).append(
+                            inprocess_pps(sw, frames, settings.inproc_seconds,
+                                          settings.inproc_max_packets))
+                        if xsw is None:
+                            continue
+                        runs.setdefault(("xdp", w.name, kind), []).append(
+                            xdp_single(xsw, frames, settings.xdp_seconds,
+                                       settings.xdp_max_runs))
+                        if kind == "miss":
+                            runs.setdefault(("xdp-repeat", w.name, kind), []).append(
+                                xdp_repeat(xsw, frames[:settings.xdp_repeat_frames],
+                                           settings.xdp_repeat))
+            if xsw is not None:
+                result["xdp"]["engine_stats"] = xsw.stats()
         for w in wls:
-            entry = result["results"][w.name]["inprocess"] = {}
+            res = result["results"][w.name]
+            entry = res["inprocess"] = {}
             for kind in ("hit", "miss"):
-                r = runs[(w.name, kind)]
+                r = runs[("python", w.name, kind)]
                 entry[kind] = {"median_pps": median(r), "runs": r}
             print(f"{w.name:9s} in-process: hits {entry['hit']['median_pps']:>9.1f}/s, "
                   f"misses {entry['miss']['median_pps']:>9.1f}/s", flush=True)
+            if xsw is None:
+                continue
+            res["xdp"] = xdp_summary(runs[("xdp", w.name, "hit")],
+                                     runs[("xdp", w.name, "miss")],
+                                     runs[("xdp-repeat", w.name, "miss")])
+            res["xdp_over_python"] = {k: round(res["xdp"][k]["median_pps"]
+                                               / entry[k]["median_pps"], 1)
+                                      for k in ("hit", "miss")}
+            x, q = res["xdp"], res["xdp_over_python"]
+            print(f"{w.name:9s} xdp:        hits {x['hit']['median_pps']:>9.0f}/s "
+                  f"({x['hit']['median_ns']:.0f} ns, x{q['hit']}), misses "
+                  f"{x['miss']['median_pps']:>9.0f}/s ({x['miss']['median_ns']:.0f} ns, "
+                  f"x{q['miss']}); a call from Python {x['hit']['call_wall_ns']:.0f} ns",
+                  flush=True)
     if "veth" in modes:
         v = veth_sweeps(prog, wls, settings.veth_rates, settings.veth_count, settings.repeats)
         for w in wls:
@@ -479,6 +715,27 @@ def run_bench(settings: Settings, modes: list[str]) -> dict:
     result["duration_s"] = round(time.monotonic() - t0, 1)
     result["machine"]["loadavg_at_end"] = list(os.getloadavg())
     return result
+
+
+def xdp_summary(hit_single: list[dict], miss_single: list[dict],
+                miss_repeat: list[dict]) -> dict:
+    """Medians of one workload's xdp runs: hits timed as single runs, misses as repeated runs
+    (and as single runs, to compare)."""
+    def single(r: list[dict]) -> dict:
+        pps = median(r)
+        return {"median_pps": pps, "median_ns": _ns(pps),
+                "call_wall_ns": median(r, "call_wall_ns"),
+                "syscall_overhead_ns": median(r, "syscall_overhead_ns")}
+
+    hit = {**single(hit_single), "timed": "single runs (repeat=1)", "runs": hit_single}
+    s = {**single(miss_single), "runs": miss_single}
+    pps = median(miss_repeat)
+    miss = {"median_pps": pps, "median_ns": _ns(pps),
+            "timed": f"repeated runs (repeat={miss_repeat[0]['repeat']})",
+            "call_wall_ns": s["call_wall_ns"], "syscall_overhead_ns": s["syscall_overhead_ns"],
+            "runs": miss_repeat, "single": s,
+            "single_minus_repeat_ns": round(s["median_ns"] - _ns(pps), 1)}
+    return {"hit": hit, "miss": miss}
 
 
 def markdown_table(result: dict) -> str:
@@ -507,8 +764,43 @@ def markdown_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _rate(v: float) -> str:
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    return f"{v / 1e3:.0f}k" if v >= 1e5 else f"{v / 1e3:.1f}k"
+
+
+def engine_table(result: dict) -> str:
+    """The two engines side by side: medians per workload, the ratio, what a call costs."""
+    lines = ["| key / reply bytes | Python hits/s | xdp hits/s (ns) | xdp / Python "
+             "| Python misses/s | xdp misses/s (ns) | xdp / Python "
+             "| xdp called from Python, ns per frame (hit / miss) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for w in result["results"].values():
+        x = w.get("xdp")
+        if x is None:
+            continue
+        cells = [f"{w['key_bytes']} / {w['reply_bytes']}"]
+        for kind in ("hit", "miss"):
+            cells += [_rate(w["inprocess"][kind]["median_pps"]),
+                      f"{_rate(x[kind]['median_pps'])} ({x[kind]['median_ns']:.0f})",
+                      f"{w['xdp_over_python'][kind]:.1f}x"]
+        cells.append(f"{x['hit']['call_wall_ns']:.0f} / {x['miss']['call_wall_ns']:.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def print_summary(result: dict) -> None:
     print(markdown_table(result))
+    if "xdp" in result:
+        x = result["xdp"]
+        print(engine_table(result))
+        print("xdp: hits timed as single runs (the kernel's duration of each, repeat=1: repeat "
+              "cannot time hits), misses as repeated runs; in-kernel program time per frame, "
+              "no syscall. Python: process_packet in-process.")
+        v = x["verifier"]
+        print(f"xdp program: {v['xlated_insns']} insns, {v['jited_bytes']} bytes JITed, "
+              f"{v['verified_insns']} insns verified")
     t = result["targets"]
     print(f"targets ({t['workload']}): hits >= {t['inprocess_hits_pps']}/s in-process, "
           f">= {t['veth_hits_pps']}/s through veth with < {t['veth_max_loss']:.0%} loss")
@@ -521,18 +813,32 @@ def print_summary(result: dict) -> None:
                   f"{s['loss']:.2%} lost" if s else "no step at the target rate")
         print(f"  veth: {detail}; max {t['veth_hits_max_rate_pps']}/s -> "
               f"{'met' if t['veth_met'] else 'NOT met'}")
+    if "xdp" in t:
+        x = t["xdp"]
+        print(f"xdp targets ({x['workload']}, one core): hits >= {x['hits_pps']:,}/s "
+              f"(<= {x['ns_per_hit']} ns), >= {x['over_python']}x the Python engine")
+        print(f"  measured: {x['measured_hits_pps']:,.0f} hits/s ({x['measured_ns_per_hit']:.0f} "
+              f"ns, single runs) -> {'met' if x['hits_met'] else 'NOT met'}; "
+              f"{x['measured_over_python']}x -> {'met' if x['over_python_met'] else 'NOT met'}")
     r = REFERENCE
     print(f"reference (quoted, not measured here): BMv2 {r['bmv2_default_hits_pps']}/s default "
           f"build, {r['bmv2_nolog_hits_pps']}/s without logging ({r['probe']})")
 
 
 def plot(result: dict, path: Path) -> bool:
-    """Grouped bars: in-process and veth, hits and misses per workload."""
+    """Grouped bars: in-process and veth, hits and misses per workload; below, when the xdp
+    engine was measured, both engines per workload (log scale)."""
     if (plt := pyplot()) is None:
         return False
     res = result["results"]
     names = list(res)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 5))
+    if "xdp" in result:
+        fig = plt.figure(figsize=(12, 10.5))
+        grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.1])
+        ax1, ax2 = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
+        plot_engines(result, fig.add_subplot(grid[1, :]))
+    else:
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 5))
     what = {"hit": "hits answered", "miss": "misses forwarded"}
     width = 0.38
     colors = {"hit": "#4c72b0", "miss": "#dd8452"}
@@ -586,6 +892,47 @@ def plot(result: dict, path: Path) -> bool:
     return True
 
 
+def plot_engines(result: dict, ax) -> None:  # noqa: ANN001 - a matplotlib Axes
+    """Per workload: hits and misses on the Python engine (in-process) and the xdp engine (in
+    the kernel), the ratio over each xdp bar, and the xdp engine called from Python."""
+    res = {n: w for n, w in result["results"].items() if "xdp" in w}
+    names = list(res)
+    xs = range(len(names))
+    width = 0.2
+    bars = (("hit", "inprocess", "#9bb3d6", "hits, Python engine"),
+            ("hit", "xdp", "#1f4e9c", "hits, xdp engine"),
+            ("miss", "inprocess", "#f0bf98", "misses, Python engine"),
+            ("miss", "xdp", "#b5520f", "misses, xdp engine"))
+    for j, (kind, engine, color, label) in enumerate(bars):
+        vals = [res[n][engine][kind]["median_pps"] for n in names]
+        pos = [x + (j - 1.5) * width for x in xs]
+        b = ax.bar(pos, vals, width, color=color, label=label)
+        labels = [_rate(v) for v in vals]
+        if engine == "xdp":
+            labels = [f"{lab}\n{res[n]['xdp_over_python'][kind]:.0f}x"
+                      for lab, n in zip(labels, names, strict=True)]
+            called = [1e9 / res[n]["xdp"][kind]["call_wall_ns"] for n in names]
+            ax.plot(pos, called, "_", ms=14, mew=2, color="black",
+                    label="xdp engine called from Python (syscall included)" if j == 1 else None)
+        ax.bar_label(b, labels=labels, fontsize=7)
+    tgt = XDP_TARGETS
+    ax.axhline(tgt["hits_pps"], color="#1f4e9c", lw=0.8, ls="--")
+    ax.text(len(names) - 0.5, tgt["hits_pps"], f"xdp hit target ({tgt['workload']}, one core)",
+            ha="right", va="bottom", fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylim(1e3, ax.get_ylim()[1] * 4)
+    ax.set_xticks(list(xs), [n.replace("-", " / ") for n in names])
+    ax.set_xlabel("key bytes / reply bytes")
+    ax.set_ylabel("requests / s (median of repeats, log)")
+    rep = next(iter(res.values()))["xdp"]["miss"]["runs"][0]["repeat"]
+    ax.set_title("Python engine in-process (process_packet calls, wall time) vs xdp engine in the "
+                 "kernel (BPF_PROG_TEST_RUN's own duration:\nin-kernel program time per frame, no "
+                 f"syscall; hits as single runs, misses as repeat={rep}); ratio xdp / Python over "
+                 "the xdp bars", fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=5,
+              frameon=False)
+
+
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",")]
 
@@ -606,20 +953,48 @@ def main(argv: list[str] | None = None) -> int:
                     help="key lengths in bytes (default 16,64)")
     ap.add_argument("--replies", type=_ints, default=list(REPLY_LENS),
                     help="reply lengths in bytes (default 100,500)")
-    ap.add_argument("--mode", choices=["inprocess", "veth"], action="append")
+    ap.add_argument("--mode", choices=["inprocess", "veth"], action="append",
+                    help="default: both, in-process only with --engine xdp (veth is always the "
+                         "Python engine)")
+    ap.add_argument("--engine", choices=ENGINES,
+                    help="python; xdp (the xdp engine timed by the kernel, next to the Python "
+                         "engine in-process); both (default when the xdp engine can run here, "
+                         "else python)")
+    ap.add_argument("--xdp-seconds", type=float, default=1.0,
+                    help="seconds per batch of single xdp test runs (--quick 0.1)")
+    ap.add_argument("--xdp-repeat", type=int, default=10_000,
+                    help="test runs per request of the repeated xdp runs (--quick 200, on 8 "
+                         "of the 64 requests)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--plot", type=Path, default=PLOT)
     args = ap.parse_args(argv)
     count = args.veth_count or (1000 if args.quick else 10_000)
     if not 1 <= count <= 1 << 16:
         ap.error("--veth-count must be 1..65536 (the request id carries the sequence number)")
+    engine = args.engine
+    if engine is None:
+        reason = xdp_unavailable_reason()
+        engine = "both" if reason is None else "python"
+        if reason is not None:
+            print(f"p4cache-bench: the xdp engine cannot run here ({reason}); Python engine only",
+                  file=sys.stderr)
+    elif engine != "python" and (reason := xdp_unavailable_reason()) is not None:
+        ap.error(f"--engine {engine}: the xdp engine cannot run here: {reason}")
+    modes = args.mode or (["inprocess"] if engine == "xdp" else ["inprocess", "veth"])
+    if engine == "xdp" and "inprocess" not in modes:
+        ap.error("--engine xdp is measured in the in-process mode (add --mode inprocess)")
+    if args.xdp_repeat < 1 or args.xdp_seconds <= 0:
+        ap.error("--xdp-repeat must be >= 1 and --xdp-seconds > 0")
     settings = Settings(repeats=1 if args.quick else args.repeats,
                         inproc_seconds=0.3 if args.quick else args.inproc_seconds,
                         inproc_max_packets=100_000 if args.quick else 2_000_000,
                         veth_count=count,
                         veth_rates=args.rates or (QUICK_RATES if args.quick else DEFAULT_RATES),
-                        key_lens=args.keys, reply_lens=args.replies)
-    modes = args.mode or ["inprocess", "veth"]
+                        key_lens=args.keys, reply_lens=args.replies, engine=engine,
+                        xdp_seconds=0.1 if args.quick else args.xdp_seconds,
+                        xdp_repeat=200 if args.quick else args.xdp_repeat,
+                        # a repeated test run costs ~15 ms of wall time beside the runs
+                        xdp_repeat_frames=8 if args.quick else N_KEYS)
     if "veth" in modes and os.geteuid() != 0:
         print("p4cache-bench: the veth mode needs root; running in-process only", file=sys.stderr)
         modes = [m for m in modes if m != "veth"]

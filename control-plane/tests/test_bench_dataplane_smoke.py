@@ -1,7 +1,8 @@
 """``p4cache-bench dataplane`` runs end to end (tiny counts) and writes well-formed results.
 
 The full benchmark takes minutes; this keeps the command from rotting: it runs the --quick mode
-with fewer requests per step (the veth part only as root with network namespaces available).
+with fewer requests per step (the veth part only as root with network namespaces available), on
+the Python engine, and on the xdp engine next to it when the xdp engine can run here.
 """
 
 from __future__ import annotations
@@ -10,8 +11,17 @@ import json
 import struct
 from pathlib import Path
 
+import pytest
+
 from p4cache_bench import cli
-from p4cache_bench.dataplane import get_frame, hit_reply_frame, reply_for
+from p4cache_bench.dataplane import (
+    CLIENT_PORT,
+    SERVER_PORT,
+    get_frame,
+    hit_reply_frame,
+    reply_for,
+    xdp_unavailable_reason,
+)
 from p4cache_bench.veth_traffic import IP_ID_OFFSET, TAG_OFFSET, tag_memcache_frames
 from softnic.netns import netns_unavailable_reason
 
@@ -54,7 +64,7 @@ def test_cli_lists_benchmarks(capsys) -> None:  # noqa: ANN001
 def test_dataplane_quick(tmp_path: Path) -> None:
     out, png = tmp_path / "r.json", tmp_path / "p.png"
     veth = netns_unavailable_reason() is None
-    args = ["dataplane", "--quick", "--veth-count", "300", "--rates", "2000",
+    args = ["dataplane", "--quick", "--engine", "python", "--veth-count", "300", "--rates", "2000",
             "--out", str(out), "--plot", str(png)]
     if not veth:
         args += ["--mode", "inprocess"]
@@ -84,4 +94,59 @@ def test_dataplane_quick(tmp_path: Path) -> None:
     assert t["workload"] == "k16-r100" and "inprocess_met" in t
     assert ("veth_met" in t) == veth
     assert res["reference"]["bmv2_default_hits_pps"] == 2800
+    assert png.stat().st_size > 0
+
+
+XDP_UNAVAILABLE = xdp_unavailable_reason()
+
+
+@pytest.mark.skipif(XDP_UNAVAILABLE is not None, reason=f"xdp engine: {XDP_UNAVAILABLE}")
+def test_dataplane_quick_xdp(tmp_path: Path) -> None:
+    out, png = tmp_path / "r.json", tmp_path / "p.png"
+    assert cli.main(["dataplane", "--quick", "--engine", "xdp", "--out", str(out),
+                     "--plot", str(png)]) == 0
+    res = json.loads(out.read_text())
+    assert res["settings"]["engine"] == "xdp"
+    x = res["xdp"]
+    assert all(x["verifier"][k] > 0 for k in ("xlated_insns", "jited_bytes", "verified_insns"))
+    assert {"python", "xdp_hit", "xdp_miss", "call_wall_ns"} <= set(x["timed"])
+    for stat in ("STAT_ENGINE_ERROR", "STAT_REWRITE_FAILED", "STAT_TOO_BIG"):
+        assert x["engine_stats"][stat] == 0, stat
+    assert sorted(res["results"]) == ["k16-r100", "k16-r500", "k64-r100", "k64-r500"]
+    for name, w in res["results"].items():
+        assert "veth" not in w  # --engine xdp: in-process only
+        for kind in ("hit", "miss"):
+            assert w["inprocess"][kind]["median_pps"] > 0, (name, kind)
+            assert w["xdp"][kind]["median_pps"] > 0 and w["xdp"][kind]["median_ns"] > 0
+            assert w["xdp_over_python"][kind] > 0
+        # every timed hit counted as a hit by the program, every miss as a miss, on both engines
+        for r in w["inprocess"]["hit"]["runs"]:
+            assert r["counted"] == {"hits": r["packets"], "misses": 0}, name
+        for r in w["inprocess"]["miss"]["runs"]:
+            assert r["counted"] == {"hits": 0, "misses": r["packets"]}, name
+        hit, miss = w["xdp"]["hit"], w["xdp"]["miss"]
+        for r in hit["runs"]:
+            assert r["runs"] > 0 and r["counted"] == {"hits": r["runs"], "misses": 0}, name
+            # a call from Python holds the in-kernel run and more
+            assert r["call_wall_ns"] > r["kernel_ns_mean"] > 0
+        for r in miss["runs"]:
+            assert r["runs"] == r["frames"] * r["repeat"] > 0
+            assert r["counted"] == {"hits": 0, "misses": r["runs"]}, name
+        for r in miss["single"]["runs"]:
+            assert r["counted"] == {"hits": 0, "misses": r["runs"]}, name
+        assert miss["single"]["median_pps"] > 0 and "single_minus_repeat_ns" in miss
+        # the first hit went back to the client as the expected reply, the first miss to the
+        # server unchanged
+        c = x["checked"][name]
+        assert c["hit"] == {"egress_port": CLIENT_PORT, "frame_bytes": w["reply_frame_bytes"],
+                            "as_expected": True}
+        assert c["miss"]["egress_port"] == SERVER_PORT and c["miss"]["as_expected"] is True
+        assert c["miss"]["frame_bytes"] == w["request_frame_bytes"]
+        # why hits are single runs: a repeated run of a hit is not that many hits
+        probe = x["repeat_on_hits"][name]
+        assert 1 <= probe["counted"]["hits"] < probe["repeat"]
+    t = res["targets"]["xdp"]
+    assert t["workload"] == "k16-r100" and t["hits_pps"] == 1_000_000 and t["over_python"] == 30
+    assert t["measured_hits_pps"] == res["results"]["k16-r100"]["xdp"]["hit"]["median_pps"]
+    assert isinstance(t["hits_met"], bool) and isinstance(t["over_python_met"], bool)
     assert png.stat().st_size > 0
