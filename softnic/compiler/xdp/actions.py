@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from softnic.compiler.xdp.context import CounterSpec, DigestSpec, Gen, RegisterSpec, indent
+from softnic.compiler.xdp.deparse import hash_fn
 from softnic.compiler.xdp.errors import XdpUnsupported
 from softnic.compiler.xdp.expr import ABORT_CODES, CSrc, HdrRef, lit
 from softnic.compiler.xdp.words import limbs
@@ -183,7 +184,6 @@ def primitive(g: Gen, prim: Any, where: str) -> list[str]:
                       "        if (rv) {"] + stores + ["        }", "    }", "}"]
     if op == "modify_field_with_hash_based_offset":
         _nargs(op, args, 4, where)
-        from softnic.compiler.xdp.deparse import hash_fn
         fn = hash_fn(g, _named(args, 2, where), where)
         dst = ex.lvalue(args[0], where)
         base = ex.c(args[1], where)

@@ -8,7 +8,7 @@ from typing import Any
 
 from softnic.compiler.xdp.expr import ExprC
 from softnic.compiler.xdp.tables import TableSpec
-from softnic.compiler.xdp.words import Words, build_words
+from softnic.compiler.xdp.words import Words, build_words, limbs
 from softnic.runtime.loader import Program
 
 
@@ -43,7 +43,6 @@ class DigestSpec:
 
     @property
     def words(self) -> int:
-        from softnic.compiler.xdp.words import limbs
         return sum(limbs(w) for _, _, w in self.fields)
 
 
@@ -90,7 +89,3 @@ class Gen:
     def sm(self, name: str) -> int:
         """Word of a standard_metadata field."""
         return self.w.of(self.lay.sm[name])
-
-    def primitive(self, prim: Any, where: str) -> list[str]:
-        from softnic.compiler.xdp.actions import primitive
-        return primitive(self, prim, where)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from softnic.compiler.xdp.actions import primitive
 from softnic.compiler.xdp.context import Gen, indent
 from softnic.compiler.xdp.errors import XdpUnsupported
 from softnic.compiler.xdp.expr import lit
@@ -50,7 +51,7 @@ def action_body(g: Gen, sig: ActionSig, a: dict, where: str) -> list[str]:
     out = []
     try:
         for prim in a.get("primitives") or []:
-            out += g.primitive(prim, f"action '{g.comment(a['name'])}'")
+            out += primitive(g, prim, f"action '{g.comment(a['name'])}'")
     finally:
         g.ex.param = None
     return out

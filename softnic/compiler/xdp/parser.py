@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from softnic.compiler.xdp.actions import primitive
 from softnic.compiler.xdp.context import Gen, indent
 from softnic.compiler.xdp.errors import XdpUnsupported
 from softnic.compiler.xdp.expr import lit, read_bits
@@ -182,7 +183,7 @@ def _parser_op(g: Gen, op: Any, where: str) -> list[str]:
     if o == "primitive":
         if len(args) != 1:
             raise PipelineLoadError(f"{where}: primitive takes one parameter")
-        return g.primitive(args[0], where)
+        return primitive(g, args[0], where)
     raise XdpUnsupported(f"the parser operation {str(o)[:30]!r}", where)
 
 
