@@ -94,40 +94,59 @@ def generate(bmv2_json: dict, *, source: str = "program.json", drop_port: int = 
                       deparse.digest_words(g), ctrl_in)
 
 
+def _map(kind: str, cname: str, entries: int, key: str, value: str,
+         flags: str | None = None) -> list[str]:
+    """A BTF-defined map (libbpf's SEC(".maps") form): key and value types for bpftool."""
+    return (["struct {", f"    __uint(type, {kind});", f"    __uint(max_entries, {entries});",
+             f"    __type(key, {key});", f"    __type(value, {value});"]
+            + ([f"    __uint(map_flags, {flags});"] if flags else [])
+            + [f"}} {cname} SEC(\".maps\");"])
+
+
+def _table_types(t: TableSpec) -> list[str]:
+    """The C types of a table's maps (layouts in tables.py, which the engine packs)."""
+    kw = max(1, t.key_words)
+    out = [f"struct {t.cname}_val {{", "    __u32 action;", "    __u32 pad;",
+           "    __u64 packets;", "    __u64 bytes;",
+           f"    __u64 p[{max(1, t.param_words)}];", "};"]
+    if t.kind == SEARCH:
+        out += [f"struct {t.cname}_entry {{", "    __u32 used;", "    __u32 pad;",
+                f"    __u64 value[{kw}];", f"    __u64 mask[{kw}];", f"    __u64 high[{kw}];",
+                f"    struct {t.cname}_val v;", "};"]
+    elif t.kind == "lpm":
+        out += [f"struct {t.cname}_key {{", "    __u32 prefixlen;",
+                f"    __u8 data[{t.lpm_bytes}];", "} __attribute__((packed));"]
+    else:
+        out += [f"struct {t.cname}_key {{", f"    __u64 w[{kw}];", "};"]
+    return out
+
+
 def _maps(g: Gen) -> list[str]:
     out = []
     for t in g.tables.values():
+        out += _table_types(t)
+        val = f"struct {t.cname}_val"
         if t.kind == SEARCH:
-            out += [f"/* table {g.comment(t.name)}: priority-ordered search */",
-                    "struct {", "    __uint(type, BPF_MAP_TYPE_ARRAY);",
-                    f"    __uint(max_entries, {t.size});", "    __type(key, __u32);",
-                    f"    __uint(value_size, {t.entry_size});", f"}} {t.cname} SEC(\".maps\");"]
+            out += [f"/* table {g.comment(t.name)}: priority-ordered search */"] + _map(
+                "BPF_MAP_TYPE_ARRAY", t.cname, t.size, "__u32", f"struct {t.cname}_entry")
         elif t.kind == "lpm":
-            out += [f"/* table {g.comment(t.name)}: longest prefix match */",
-                    "struct {", "    __uint(type, BPF_MAP_TYPE_LPM_TRIE);",
-                    f"    __uint(max_entries, {t.size});", f"    __uint(key_size, {t.key_size});",
-                    f"    __uint(value_size, {t.value_size});",
-                    "    __uint(map_flags, BPF_F_NO_PREALLOC);", f"}} {t.cname} SEC(\".maps\");"]
+            out += [f"/* table {g.comment(t.name)}: longest prefix match */"] + _map(
+                "BPF_MAP_TYPE_LPM_TRIE", t.cname, t.size, f"struct {t.cname}_key", val,
+                "BPF_F_NO_PREALLOC")
         else:
-            out += [f"/* table {g.comment(t.name)}: exact match */",
-                    "struct {", "    __uint(type, BPF_MAP_TYPE_HASH);",
-                    f"    __uint(max_entries, {t.size});", f"    __uint(key_size, {t.key_size});",
-                    f"    __uint(value_size, {t.value_size});", f"}} {t.cname} SEC(\".maps\");"]
-        out += ["struct {", "    __uint(type, BPF_MAP_TYPE_ARRAY);", "    __uint(max_entries, 1);",
-                "    __type(key, __u32);", f"    __uint(value_size, {t.value_size});",
-                f"}} {t.cname}_def SEC(\".maps\");", ""]
+            out += [f"/* table {g.comment(t.name)}: exact match */"] + _map(
+                "BPF_MAP_TYPE_HASH", t.cname, t.size, f"struct {t.cname}_key", val)
+        out += ["/* its default action */"] + _map(
+            "BPF_MAP_TYPE_ARRAY", f"{t.cname}_def", 1, "__u32", val) + [""]
     for r in g.registers.values():
-        out += [f"/* register {g.comment(r.name)}: bit<{r.width}>[{r.size}] */",
-                "struct {", "    __uint(type, BPF_MAP_TYPE_ARRAY);",
-                f"    __uint(max_entries, {max(1, r.size)});", "    __type(key, __u32);",
-                f"    __uint(value_size, {8 * limbs(r.width)});",
-                "    __uint(map_flags, BPF_F_MMAPABLE); /* the engine reads cells in place */",
-                f"}} {r.cname} SEC(\".maps\");", ""]
+        out += [f"/* register {g.comment(r.name)}: bit<{r.width}>[{r.size}], read in place by "
+                "the engine (mmap) */"] + _map(
+            "BPF_MAP_TYPE_ARRAY", r.cname, max(1, r.size), "__u32",
+            f"__u64[{limbs(r.width)}]", "BPF_F_MMAPABLE") + [""]
     for c in g.counters.values():
-        out += [f"/* counter {g.comment(c.name)}[{c.size}] */",
-                "struct {", "    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);",
-                f"    __uint(max_entries, {max(1, c.size)});", "    __type(key, __u32);",
-                "    __type(value, struct counter_val);", f"}} {c.cname} SEC(\".maps\");", ""]
+        out += [f"/* counter {g.comment(c.name)}[{c.size}] */"] + _map(
+            "BPF_MAP_TYPE_PERCPU_ARRAY", c.cname, max(1, c.size), "__u32",
+            "struct counter_val") + [""]
     return out
 
 
