@@ -233,6 +233,9 @@ def _push_pop(g: Gen, op: str, args: list, where: str) -> list[str]:
         nw = sw.next_word
         out.append(f"st->f[{nw}] = st->f[{nw}] + {count} > {size} ? {size} : "
                    f"st->f[{nw}] + {count};")
+        # the written elements move up by count
+        out.append(f"st->hw[{sw.index}] = st->hw[{sw.index}] + {count} > {size} ? {size} : "
+                   f"st->hw[{sw.index}] + {count};")
     else:
         for i in range(size):
             b = sw.base + i * stride

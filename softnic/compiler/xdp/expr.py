@@ -201,6 +201,7 @@ class ExprC:
             h = self.lay.header(node.get("value"))
             if h.vl_index is not None:
                 raise XdpUnsupported("a varbit field", where)
+            self.element_dirty(h.name)
             return HdrRef(str(self.w.of(h.base)), h, self.w.header_words(h))
         if isinstance(node, dict) and node.get("op") == "dereference_header_stack":
             sname = (node.get("left") or {}).get("value")
@@ -210,7 +211,7 @@ class ExprC:
             idx = self.c(node.get("right"), where)
             self.pre += [f"__u64 {i} = {idx};",
                          f"if ({i} >= {sw.size}) {self.abort('stack')}",
-                         f"INDEX_CHECKED({i});"]
+                         f"INDEX_CHECKED({i});", stack_dirty(sw.index, f"{i} + 1")]
             h0 = self.lay.headers[st.headers[0]]
             return HdrRef(f"({sw.base} + {i} * {sw.stride})", h0, self.w.header_words(h0))
         if isinstance(node, dict) and node.get("op") == "?":
@@ -265,6 +266,7 @@ class ExprC:
         t, v = node.get("type"), node.get("value")
         if t == "field":
             slot = self.lay.field_slot(v)
+            self.element_dirty(v[0])
             if slot == self.lay.sm.get("mcast_grp"):
                 # replicas each run egress and leave on their own port: one XDP verdict cannot
                 # say that (mark_to_drop's reset of mcast_grp is generated apart)
@@ -274,6 +276,8 @@ class ExprC:
             return self.lvalue(v, where)
         if t == "stack_field":
             last = self._last_check(v[0] if isinstance(v, list) and v else None)
+            self.pre.append(stack_dirty(self.w.stacks[self.lay.stack(v[0]).name].index,
+                                        f"{last} + 1"))
             return self._stack_field_info(v, last)
         if node.get("op") == "access_field":
             h = self.header(node.get("left"), where)
@@ -283,6 +287,13 @@ class ExprC:
             _, fw, fs = h.h.fields[off]
             return self._field_word(h, off), fw, fs
         raise PipelineLoadError(f"{where}: not an assignable field: {str(node)[:80]}")
+
+    def element_dirty(self, header: str) -> None:
+        """A statement raising the high-water mark of ``header``'s stack if it is an element
+        (used wherever the element may be written; harmless where it is only read)."""
+        el = self.w.element_of.get(header)
+        if el is not None:
+            self.pre.append(stack_dirty(self.w.stacks[el[0]].index, str(el[1] + 1)))
 
     def _last_check(self, sname: Any) -> str:
         """A prologue temporary holding the index of ``stack.last``, checked (a stack with no
@@ -606,6 +617,11 @@ class ExprC:
 
 # Why a packet was ended by the engine (st->abort), as counted in the stats map.
 ABORT_CODES = {"stack": 1, "div": 2, "assert": 3}
+
+
+def stack_dirty(index: int, upto: str) -> str:
+    """Stack ``index`` may hold written elements below ``upto`` (see words.Words.stack_end)."""
+    return f"STACK_DIRTY({index}, {upto});"
 
 
 def read_bits(ptr: str, bit_off: int, width: int) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 from softnic.compiler.xdp.actions import primitive
 from softnic.compiler.xdp.context import Gen, indent
 from softnic.compiler.xdp.errors import XdpUnsupported
-from softnic.compiler.xdp.expr import lit, read_bits
+from softnic.compiler.xdp.expr import lit, read_bits, stack_dirty
 from softnic.compiler.xdp.words import limbs
 from softnic.runtime.api import PipelineLoadError
 from softnic.runtime.exprgen import hexint
@@ -24,6 +24,7 @@ from softnic.runtime.gen_parser import PARSER_STEPS_PER_BYTE, _cyclic_states
 from softnic.runtime.loader import HeaderInfo
 
 PSTATE_DONE = 0xFFFFFFFF
+STATES_PER_STEP = 8
 
 
 def extract_fields(g: Gen, h: HeaderInfo, base: str, pos: str) -> list[str]:
@@ -105,21 +106,27 @@ def gen_parser(g: Gen) -> list[str]:
                 f"    st->pstate = {PSTATE_DONE:#x};",
                 "    return 1;",
                 "}", ""]
-        cases.append(f"case {num[name]}: return {fn}(st);")
+        cases.append(f"case {num[name]}: stop = {fn}(st); break;")
     ex.in_parser = False
     ex.parser_pos = "st->pos"
     return fns + [
+        f"/* Up to {STATES_PER_STEP} parse states per bpf_loop call: the call costs more than most",
+        " * states; the loop bound counts calls, the step limit counts states. */",
         "static long parse_step(__u32 index, void *unused)",
         "{",
         "    __u32 zero = 0;",
         "    struct p4_state *st = bpf_map_lookup_elem(&p4_state, &zero);",
         "    if (!st)",
         "        return 1;",
-        "    switch (st->pstate) {",
-    ] + indent(cases, 1) + [
-        "    default:",
-        "        return 1;",
+        f"    for (int k = 0; k < {STATES_PER_STEP}; k++) {{",
+        "        int stop = 1;",
+        "        switch (st->pstate) {",
+    ] + indent(cases, 2) + [
+        "        }",
+        "        if (stop)",
+        "            return 1;",
         "    }",
+        "    return 0;",
         "}",
     ]
 
@@ -137,7 +144,9 @@ def _parser_op(g: Gen, op: Any, where: str) -> list[str]:
             if h.vl_index is not None:
                 raise XdpUnsupported("a varbit field (extract with a length)", where)
             nb = h.nbits // 8
-            return ["{", f"    if (pos + {nb} > st->plen) goto too_short;"] + indent(
+            g.ex.element_dirty(h.name)
+            dirty = g.ex.take_pre()
+            return dirty + ["{", f"    if (pos + {nb} > st->plen) goto too_short;"] + indent(
                 extract_fields(g, h, str(g.w.of(h.base)), "pos")) + [f"    pos += {nb};", "}"]
         if kind == "stack":
             stk = g.lay.stack(val)
@@ -153,7 +162,8 @@ def _parser_op(g: Gen, op: Any, where: str) -> list[str]:
                     f"    if (pos + {nb} > st->plen) goto too_short;",
                     f"    __u32 b = {sw.base} + (__u32)i * {sw.stride};"] + indent(
                 extract_fields(g, h0, "b", "pos")) + [
-                    f"    pos += {nb};", f"    st->f[{sw.next_word}] = i + 1;", "}"]
+                    f"    pos += {nb};", f"    st->f[{sw.next_word}] = i + 1;",
+                    f"    {stack_dirty(sw.index, 'i + 1')}", "}"]
         raise XdpUnsupported(f"extract of a {str(kind)[:20]}", where)
     if o == "extract_VL":
         raise XdpUnsupported("a varbit field (extract with a length)", where)

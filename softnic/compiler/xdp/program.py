@@ -150,6 +150,18 @@ def _maps(g: Gen) -> list[str]:
     return out
 
 
+def _stack_resets(g: Gen) -> list[str]:
+    out = []
+    for sw in g.w.stacks.values():
+        out += [f"for (__u32 i = 0; i < {sw.size * sw.stride}; i++) {{",
+                f"    if (i >= st->hw[{sw.index}] * {sw.stride})",
+                "        break;",
+                f"    st->f[{sw.base} + i] = 0;",
+                "}",
+                f"st->hw[{sw.index}] = 0;"]
+    return out
+
+
 def _fn(name: str, body: list[str], label: str | None = None) -> list[str]:
     """A BPF subprogram over the packet state: its own stack frame; returns 1 to drop."""
     return [f"static __noinline int {name}(struct p4_state *st)", "{", "    __u32 zero = 0;"] + \
@@ -183,6 +195,7 @@ def _assemble(g: Gen, parse_fn: list[str], verify: list[str], update: list[str],
         f"#define KB_SIZE {kb_size}",
         f"#define PHV_WORDS {(g.w.total + 8) // 8 * 8}",
         f"#define PARAM_WORDS {g.param_words}",
+        f"#define NSTACKS {max(1, len(g.w.stacks))}",
         f"#define DIGEST_WORDS {deparse.digest_words(g)}",
         f"#define DROP_PORT {g.drop_port}",
         PRELUDE,
@@ -220,11 +233,13 @@ def _assemble(g: Gen, parse_fn: list[str], verify: list[str], update: list[str],
         "    __u32 plen = len < PKT_MAX ? len : PKT_MAX;",
         "    if (bpf_xdp_load_bytes(ctx, 0, st->pkt, SIZE_IN(plen, PKT_MAX)))",
         "        return finish(ctx, test, VERDICT_DROP, 0, NO_PIN, 0);",
-        "    for (__u32 i = 0; i < PHV_WORDS; i += 8) {",
+        "    /* reset the PHV: every word after the stacks, and the written stack elements */",
+        f"    for (__u32 i = {g.w.stack_end}; i < PHV_WORDS; i += 8) {{",
         "        /* the barrier keeps clang from making this a memset(): BPF has none */",
         "        asm volatile(\"\" ::: \"memory\");",
         *[f"        st->f[i + {k}] = 0;" for k in range(8)],
         "    }",
+        *indent(_stack_resets(g)),
         *indent(init),
         "    st->len = len;",
         "    st->plen = plen;",

@@ -34,6 +34,7 @@ PRELUDE = f"""
 /* x unchanged for 1 <= x <= max (a power of two), in a form the verifier can bound to
  * [1, max]: helper sizes must be known non-zero and within the buffer. */
 #define SIZE_IN(x, max) ((((x) - 1) & ((max) - 1)) + 1)
+#define STACK_DIRTY(s, n) do {{ if (st->hw[s] < (n)) st->hw[s] = (n); }} while (0)
 #define PKT_MASK (PKT_MAX - 1)
 #define OUT_MASK (OUT_SIZE - 1)
 #define HB_MASK (HB_SIZE - 1)
@@ -54,6 +55,7 @@ PRELUDE = f"""
  * XDP program never runs twice at once on one CPU. */
 struct p4_state {{
     __u64 f[PHV_WORDS];
+    __u32 hw[NSTACKS]; /* per header stack: elements below it may have been written */
     __u64 ap[PARAM_WORDS];
     __u64 kw[KB_SIZE / 8];
     __u8 kb[KB_SIZE] __attribute__((aligned(8)));

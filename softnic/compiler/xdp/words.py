@@ -30,6 +30,7 @@ class StackWords:
     stride: int  # words per element
     size: int
     next_word: int  # the stack's next index
+    index: int = 0  # the stack's number: st->hw[index] is its high-water mark
 
 
 @dataclass
@@ -38,6 +39,12 @@ class Words:
     word: list[int] = field(default_factory=list)  # slot -> first word
     total: int = 0
     stacks: dict[str, StackWords] = field(default_factory=dict)
+    # Stack elements come first, words [0, stack_end); stack_end is a multiple of 8. A packet
+    # resets words [stack_end, total) whole, and of each stack only the elements below its
+    # high-water mark (the elements this packet may have written): a 255-element stack of
+    # bytes costs nothing on packets that never reach it.
+    stack_end: int = 0
+    element_of: dict[str, tuple[str, int]] = field(default_factory=dict)  # header -> (stack, i)
 
     def of(self, slot: int) -> int:
         return self.word[slot]
@@ -66,7 +73,11 @@ def build_words(lay: Layout) -> Words:
             for s in range(h.base, h.base + h.span):
                 place(s)
         stride = (nxt - start) // len(hs)
-        w.stacks[st.name] = StackWords(st.name, start, stride, len(hs), -1)
+        w.stacks[st.name] = StackWords(st.name, start, stride, len(hs), -1, len(w.stacks))
+        for i, h in enumerate(hs):
+            w.element_of[h.name] = (st.name, i)
+    nxt = (nxt + 7) // 8 * 8
+    w.stack_end = nxt
     for s in range(len(lay.widths)):
         place(s)
     for st in lay.stacks.values():
