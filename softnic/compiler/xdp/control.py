@@ -15,7 +15,6 @@ from softnic.compiler.xdp.context import Gen, indent
 from softnic.compiler.xdp.errors import XdpUnsupported
 from softnic.compiler.xdp.expr import lit
 from softnic.compiler.xdp.tables import (
-    EXACT,
     LPM,
     SEARCH,
     ActionSig,
@@ -353,6 +352,3 @@ def pipelines(g: Gen) -> dict[str, list[str]]:
         out[which] = PipelineGen(g, pl, which).gen()
     return out
 
-
-def table_kinds() -> tuple[str, str, str]:
-    return EXACT, LPM, SEARCH

@@ -34,7 +34,6 @@ from softnic.runtime.gen_parser import PARSER_STEPS_BASE
 from softnic.runtime.loader import Program, load_program
 
 PKT_MAX = 4096  # bytes of a frame the program handles (a power of two: indices are masked)
-MAX_META = 16  # struct run_meta
 
 
 def _pow2(n: int) -> int:

@@ -87,14 +87,6 @@ def _monotonic_us() -> int:
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC) // 1000
 
 
-def attach_mode(ifname: str, mode: str) -> str:
-    """The XDP mode for one interface (``native`` or ``skb``). Native is the default, also on
-    veth: generic (skb) XDP cannot grow a frame past the skb's tailroom, so a GET hit (a reply
-    longer than the request) fails there. A veth delivers redirected frames to its peer only if
-    the peer has NAPI on (GRO on, or an XDP program of its own): ``ethtool -K PEER gro on``."""
-    return mode
-
-
 # clang's objects by the SHA-256 of their C, for this process: a controller that pushes the same
 # pipeline again (every PTF test does) pays for the verifier, not for clang (~1.5 s).
 _OBJECTS: dict[str, bytes] = {}
@@ -249,7 +241,8 @@ class XdpSwitch:
         return cur
 
     def _init_maps(self, new: Loaded) -> None:
-        # XDP_TX only where every port has a driver (see attach_mode)
+        # XDP_TX only where every port has a driver: a veth wakes its peer for XDP_TX only if
+        # the peer runs XDP itself (docs/xdp.md)
         flags = CFG_XDP_TX if self._modes and all(
             Path(f"/sys/class/net/{socket.if_indextoname(i)}/device").exists()
             for i in self._ports.values()) else 0
@@ -265,7 +258,7 @@ class XdpSwitch:
         is the port whose packets go up the local network stack (XDP_PASS)."""
         with self._lock:
             self._ports = {p: socket.if_nametoindex(i) for p, i in ports.items()}
-            self._modes = {socket.if_nametoindex(i): attach_mode(i, self.xdp_mode)
+            self._modes = {socket.if_nametoindex(i): self.xdp_mode
                            for i in ports.values()}
             self._host_port = host_port if host_port is not None else 0xFFFFFFFF
             cur = self._cur
