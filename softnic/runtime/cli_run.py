@@ -169,7 +169,7 @@ def _main_parser() -> _Parser:
                    "XDP; on a veth the peer needs GRO on to receive (docs/xdp.md)")
     p.add_argument("--host-port", type=int, metavar="N",
                    help="--engine xdp: packets sent to port N go up this host's network stack "
-                   "(XDP_PASS), for a program on a server's own interface")
+                   "(XDP_PASS), for a program on a server's own interface; N needs no -i")
     _grpc_options(p.add_argument_group(
         "gRPC target options", "simple_switch_grpc takes these after '--'; softnic run accepts "
         "them before or after it"))
@@ -267,8 +267,9 @@ def parse_args(argv: list[str]) -> RunConfig:
         engine=core.engine, xdp_mode=core.xdp_mode, host_port=core.host_port)
     if core.engine != "xdp" and (core.host_port is not None or core.xdp_mode != "native"):
         raise UsageError("--host-port and --xdp-mode need --engine xdp")
-    if core.host_port is not None and core.host_port not in ports:
-        raise UsageError(f"--host-port {core.host_port} is not one of the data ports")
+    if core.host_port is not None and core.host_port in (cpu_port, core.drop_port):
+        raise UsageError(f"--host-port {core.host_port} is the CPU or the drop port; pick a "
+                         "port number of its own (it needs no interface)")
     if cfg.thrift_port is not None:
         cfg.notes.append(f"--thrift-port {cfg.thrift_port} ignored (softnic has no Thrift server)")
     if not ssl_on and not _is_loopback(grpc_addr.rpartition(":")[0]):

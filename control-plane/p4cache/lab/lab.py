@@ -28,7 +28,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +36,7 @@ from types import TracebackType
 from p4cache import agent_protocol
 from p4cache import dataplane as dp
 from p4cache import program as p4program
+from p4cache.topo import placement as pl
 from softnic import netns
 
 # Every name a lab creates starts with PREFIX and the creating process's pid (``p4c<pid>-m1``,
@@ -45,6 +46,7 @@ PREFIX = "p4c"
 RUN_DIR = Path("/run/p4cache-lab")
 MGMT_BASE = "10.250"
 
+TARGETS = ("softnic", "xdp")     # softnic run's engines (--engine python / xdp)
 MEMCACHED_UDP = 11211
 MEMCACHED_TCP_BACKEND = 11212
 AGENT_CONTROL_PORT = agent_protocol.DEFAULT_PORT
@@ -59,6 +61,8 @@ class LabSpec:
     clients: int = 1
     slots: int | None = None          # controller's cache capacity (None: the program's)
     memcached_mb: int = 64
+    target: str = "softnic"           # softnic's Python engine, or "xdp": its kernel engine
+    placement: str = "switch"         # or "host": the program on the server (p4cache.topo.placement)
 
 
 @dataclass
@@ -89,11 +93,12 @@ class ServerEntry:
 
 def switch_argv(grpc_addr: str, cpu_port: int, ports: dict[int, str],
                 program: str = "softnic", device_id: int | None = None,
-                log_file: str | None = None) -> list[str]:
+                log_file: str | None = None, extra: Sequence[str] = ()) -> list[str]:
     """``softnic run`` (or ``simple_switch_grpc``, same flags) with no program, one
-    ``-i PORT@IFACE`` per port; the controller pushes the pipeline over P4Runtime."""
+    ``-i PORT@IFACE`` per port; the controller pushes the pipeline over P4Runtime. ``extra``:
+    softnic's own options (``--engine xdp ...``)."""
     if program == "softnic":
-        argv = [_venv_bin("softnic"), "run", "--no-p4"]
+        argv = [_venv_bin("softnic"), "run", "--no-p4", *extra]
     else:
         argv = [program, "--no-p4"]
     for port, iface in sorted(ports.items()):
@@ -214,6 +219,15 @@ class Lab:
                 raise RuntimeError(f"lab: '{tool}' is not installed (make setup installs it)")
         if os.geteuid() != 0:
             raise RuntimeError("lab: network namespaces and veths need root")
+        if self.spec.target not in TARGETS:
+            raise RuntimeError(f"lab: unknown target {self.spec.target!r}; use one of {TARGETS}")
+        try:
+            pl.check(self.spec.placement, self.spec.target)
+        except pl.PlacementError as e:
+            raise RuntimeError(f"lab: {e}") from None
+        if self.on_host and self.spec.servers != 1:
+            raise RuntimeError("lab: --placement host runs one server (its program has one "
+                               "controller); `p4cache up --placement host` runs several")
         remove_stale()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.program = p4program.build()
@@ -252,12 +266,44 @@ class Lab:
             netns.run(["ip", "addr", "add", f"{h.mgmt_ip}/24", "dev", "mgmt0"], ns=h.ns)
             # memcached's TCP port is the gate's backend: nobody but the host itself reaches it.
             netns.run(backend_guard_argv(MEMCACHED_TCP_BACKEND), ns=h.ns)
-        self.grpc_addr = f"127.0.0.1:{_free_port()}"
-        self._switch_argv = switch_argv(self.grpc_addr, dp.CPU_PORT,
-                                        {h.port: h.veth for h in hosts})
+        if self.on_host:
+            self._wire_host_placement(hosts)
+        else:
+            self.grpc_addr = f"127.0.0.1:{_free_port()}"
+            xdp = ["--engine", "xdp"] if self.spec.target == "xdp" else []
+            self._switch_argv = switch_argv(self.grpc_addr, dp.CPU_PORT,
+                                            {h.port: h.veth for h in hosts}, extra=xdp)
+            if xdp:
+                for h in hosts:    # the program redirects frames into the switch's ports
+                    pl.receive_redirects("eth0", h.ns)
         self.start_switch()
         for i in range(len(self.servers)):
             self.start_memcached(i)
+
+    @property
+    def on_host(self) -> bool:
+        return self.spec.placement == pl.HOST
+
+    @property
+    def bridge(self) -> str:
+        """The plain bridge hosts share in the host placement."""
+        return f"{self.tag}br"
+
+    def _wire_host_placement(self, hosts: list[Host]) -> None:
+        """No P4 switch: the hosts' veths on a kernel bridge, the program on the server's eth0
+        (and its agent's veth), its P4Runtime server on the management address."""
+        netns.run(["ip", "link", "add", self.bridge, "type", "bridge"])
+        netns.quiet_interface(self.bridge)
+        netns.run(["ip", "link", "set", self.bridge, "up"])
+        for h in hosts:
+            netns.run(["ip", "link", "set", h.veth, "master", self.bridge])
+        server = self.servers[0]
+        assert server.mgmt_ip
+        pl.receive_redirects(server.veth)     # hits leave the server's eth0 by redirect
+        pl.wire_server(server.ns, server.ip, SWITCH_ADDR, SWITCH_MAC)
+        self.grpc_addr = f"{server.mgmt_ip}:{pl.GRPC_PORT}"
+        self._switch_argv = switch_argv(self.grpc_addr, dp.CPU_PORT, pl.server_ports(),
+                                        extra=pl.server_engine_args())
 
     def down(self) -> None:
         for name in list(self._procs):
@@ -268,6 +314,8 @@ class Lab:
             netns.delete_link(h.veth)
             if h.mgmt_peer:
                 netns.delete_link(h.mgmt_peer)
+        if self.on_host:
+            netns.delete_link(self.bridge)
 
     # ---- processes ------------------------------------------------------------------------
     def popen(self, ns: str | None, argv: list[str], name: str) -> subprocess.Popen:
@@ -309,8 +357,13 @@ class Lab:
         path = self.workdir / f"{name}.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
+    @property
+    def switch_ns(self) -> str | None:
+        """Where the switch process runs: the root namespace, or the server's (host placement)."""
+        return self.servers[0].ns if self.on_host else None
+
     def start_switch(self) -> None:
-        self.popen(None, self._switch_argv, "switch")
+        self.popen(self.switch_ns, self._switch_argv, "switch")
         host, port = self.grpc_addr.rsplit(":", 1)
         wait_tcp(host, int(port), 20.0, what="softnic's P4Runtime server",
                  alive=lambda: self.running("switch"), log=lambda: self.log("switch"))
@@ -318,6 +371,15 @@ class Lab:
     def restart_switch(self) -> None:
         """Kill the switch and start it again empty (no pipeline, no state)."""
         self.kill("switch")
+        if self.spec.target == "xdp":
+            # an XDP program attached over netlink outlives its process: take it off, or it
+            # would go on answering from the old cache until the new pipeline replaces it
+            ifaces = pl.server_ports().values() if self.on_host else \
+                [h.veth for h in self.servers + self.clients]
+            for iface in ifaces:
+                for mode in ("xdpdrv", "xdpgeneric"):
+                    netns.run(["ip", "link", "set", "dev", iface, mode, "off"],
+                              ns=self.switch_ns, check=False)
         self.start_switch()
 
     def start_memcached(self, i: int) -> None:
@@ -347,11 +409,16 @@ class Lab:
         """The controller's configuration for this lab (p4cache.controller.config)."""
         assert self.program is not None
         hosts = self.servers + self.clients
+        if self.on_host:
+            servers = [ServerEntry(h.name, h.ip, h.mac, pl.AGENT_PORT, h.agent_control)
+                       for h in self.servers]
+            l2 = pl.server_l2(self.servers[0].mac, [h.mac for h in hosts])
+        else:
+            servers = [ServerEntry(h.name, h.ip, h.mac, h.port, h.agent_control)
+                       for h in self.servers]
+            l2 = [(h.mac, h.port) for h in hosts]
         return controller_config(
-            self.grpc_addr, self.program,
-            servers=[ServerEntry(h.name, h.ip, h.mac, h.port, h.agent_control)
-                     for h in self.servers],
-            l2=[(h.mac, h.port) for h in hosts], clients=["10.0.0.0/24"],
+            self.grpc_addr, self.program, servers=servers, l2=l2, clients=["10.0.0.0/24"],
             status_listen=f"127.0.0.1:{self.status_port}", slots=self.spec.slots, **cache)
 
     @property

@@ -191,9 +191,26 @@ print(s.recv(100).decode().strip())
 """
 
 
+def _xdp_missing() -> str:
+    from softnic.runtime.xdp.libbpf import missing_requirements
+    return "; ".join(missing_requirements())
+
+
+# The same scenario where the cache runs: softnic's Python engine as the switch, the xdp engine
+# as the switch, and the xdp engine on the memcached server's own interface (no P4 switch: the
+# agent's datagrams reach the program through its veth pair, p4cache.topo.placement).
+PLACED = [pytest.param("softnic", "switch", id="softnic-switch"),
+          pytest.param("xdp", "switch", id="xdp-switch"),
+          pytest.param("xdp", "host", id="xdp-host")]
+
+
 @pytest.mark.skipif(not REAL_AGENT, reason="needs p4cache-agent's write gate")
-def test_a_write_through_the_gate_is_never_served_stale_and_is_refilled(tmp_path: Path) -> None:
-    with Lab(LabSpec(servers=1, clients=1), tmp_path) as lab:
+@pytest.mark.parametrize(("target", "placement"), PLACED)
+def test_a_write_through_the_gate_is_never_served_stale_and_is_refilled(
+        tmp_path: Path, target: str, placement: str) -> None:
+    if target == "xdp" and _xdp_missing():
+        pytest.skip(f"the xdp engine cannot run here: {_xdp_missing()}")
+    with Lab(LabSpec(servers=1, clients=1, target=target, placement=placement), tmp_path) as lab:
         server, client = lab.servers[0], lab.clients[0]
         start_agent(lab)
         lab.start_controller(epoch_s=0.5)

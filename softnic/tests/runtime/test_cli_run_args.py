@@ -94,3 +94,16 @@ def test_drop_port_like_simple_switch(prog: Path) -> None:
         parse_args([str(prog), "-i", "1@v1", "--drop-port", "512"])
     with pytest.raises(UsageError, match="also a data port"):
         parse_args([str(prog), "-i", "1@v1", "--drop-port", "1"])
+
+
+def test_host_port_needs_no_interface_but_not_the_cpu_or_drop_port(prog: Path) -> None:
+    # A program on a server's own NIC: port 2 is the host's stack (XDP_PASS), no -i for it.
+    cfg = parse_args([str(prog), "-i", "1@eth0", "--engine", "xdp", "--host-port", "2",
+                      "--cpu-port", "255"])
+    assert (cfg.host_port, cfg.ports) == (2, {1: "eth0"})
+    for bad in ("255", "511"):
+        with pytest.raises(UsageError, match="CPU or the drop port"):
+            parse_args([str(prog), "-i", "1@eth0", "--engine", "xdp", "--host-port", bad,
+                        "--cpu-port", "255"])
+    with pytest.raises(UsageError, match="need --engine xdp"):
+        parse_args([str(prog), "-i", "1@eth0", "--host-port", "2"])
