@@ -62,7 +62,7 @@ class LabSpec:
     slots: int | None = None          # controller's cache capacity (None: the program's)
     memcached_mb: int = 64
     target: str = "softnic"           # softnic's Python engine, or "xdp": its kernel engine
-    placement: str = "switch"         # or "host": the program on the server (p4cache.topo.placement)
+    placement: str = "switch"         # or "host": on the server (p4cache.topo.placement)
 
 
 @dataclass
