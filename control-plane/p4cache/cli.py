@@ -16,6 +16,7 @@ from rich.table import Table
 from p4cache.controller import status as status_mod
 from p4cache.system.state import NotUp, RunState, run_dir_of
 from p4cache.topo import TopologyError
+from p4cache.topo.placement import PLACEMENTS
 
 err = Console(stderr=True)
 out = Console(width=max(Console().width, 120))
@@ -54,7 +55,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_term)
     try:
         st = up(args.topo, args.target, args.run_dir, args.slots,
-                say=lambda m: err.print(f"[dim]p4cache up:[/] {m}"))
+                say=lambda m: err.print(f"[dim]p4cache up:[/] {m}"), placement=args.placement)
     except (UpError, TopologyError) as e:
         err.print(f"p4cache up: {e}", markup=False, highlight=False)
         return 2
@@ -65,8 +66,14 @@ def cmd_up(args: argparse.Namespace) -> int:
         err.print(f"p4cache up: {e}", markup=False, highlight=False)
         return 1
     out.print(_hosts_table(st))
-    out.print(f"switch {st.target} P4Runtime on {st.grpc_addr}; controller status on "
-              f"{st.status_addr}; logs in {st.log_dir}")
+    if st.placement == "host":
+        progs = ", ".join(f"{n} {sw['grpc_addr']}" for n, sw in st.switches.items())
+        out.print(f"the cache's program ({st.target}) on each server, P4Runtime on {progs}; "
+                  f"controller status on {', '.join(st.controllers.values())}; "
+                  f"logs in {st.log_dir}")
+    else:
+        out.print(f"switch {st.target} P4Runtime on {st.grpc_addr}; controller status on "
+                  f"{st.status_addr}; logs in {st.log_dir}")
     srv = st.servers[0]
     out.print(f"try: p4cache exec {st.clients[0].name if st.clients else srv.name} -- "
               f"memccat --servers={srv.memcached_addr} KEY", markup=False, highlight=False)
@@ -151,7 +158,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     spec = JobSpec(keys=args.keys, skew=args.skew, rate=args.rate, duration=args.duration)
     try:
-        return run(target=args.target, topo=args.topo and Path(args.topo),
+        return run(target=args.target, placement=args.placement,
+                   topo=args.topo and Path(args.topo),
                    run_dir=args.run_dir and Path(args.run_dir), out_dir=Path(args.out),
                    spec=spec, slots=args.slots, keep=args.keep)
     except UpError as e:
@@ -162,6 +170,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
 
 
+TARGET_CHOICES = ("softnic", "xdp", "bmv2")
+PLACEMENT_HELP = ("where the program runs: switch (default: the topology's switch) or host "
+                  "(--target xdp: on each memcached server's own interface, no P4 switch)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="p4cache", description="p4cache on Mininet: the switch, "
                                 "memcached with its host agent, and the controller")
@@ -169,8 +182,10 @@ def parser() -> argparse.ArgumentParser:
                    "$P4CACHE_RUN_DIR or /run/p4cache)")
     sub = p.add_subparsers(dest="cmd", required=True)
     u = sub.add_parser("up", help="bring everything up (removing a previous run first)")
-    u.add_argument("--target", choices=("softnic", "bmv2"), default="softnic",
-                   help="the switch: softnic (default) or BMv2's simple_switch_grpc")
+    u.add_argument("--target", choices=TARGET_CHOICES, default="softnic",
+                   help="the switch: softnic (default), xdp (softnic's kernel engine: the "
+                   "program as an XDP program) or BMv2's simple_switch_grpc")
+    u.add_argument("--placement", choices=PLACEMENTS, default="switch", help=PLACEMENT_HELP)
     u.add_argument("--topo", default=None,
                    help="topology file (default: the project's topo/topology.json)")
     u.add_argument("--slots", type=int, default=None, help="cache slots the controller uses")
@@ -186,7 +201,8 @@ def parser() -> argparse.ArgumentParser:
     d.set_defaults(fn=cmd_down)
     r = sub.add_parser("run", help="what `make run` does: up, a skewed workload, the report "
                        "(switch share, server load, latencies, coherence verdict), down")
-    r.add_argument("--target", choices=("softnic", "bmv2"), default="softnic")
+    r.add_argument("--target", choices=TARGET_CHOICES, default="softnic")
+    r.add_argument("--placement", choices=PLACEMENTS, default="switch", help=PLACEMENT_HELP)
     r.add_argument("--topo", default=None, help="topology file (default topo/topology.json)")
     r.add_argument("--slots", type=int, default=None, help="cache slots the controller uses")
     r.add_argument("--duration", type=float, default=30.0, help="seconds of workload")

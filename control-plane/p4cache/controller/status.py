@@ -61,6 +61,46 @@ def fetch(addr: str, timeout: float = 5.0) -> dict[str, Any]:
     return json.loads(buf)
 
 
+# Fields of several controllers' statuses that are a moment, not an amount: the earliest counts.
+_EARLIEST = frozenset({"uptime_s", "switch_counters_read_s"})
+
+
+def merge(parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One status for several controllers, each driving its own program (the host placement:
+    one per memcached server): counters and sizes add up, key lists join, flags hold when they
+    hold for all. Percentiles do not add up: ``latency`` is the first controller's, and each
+    controller's own status stays under ``controllers``."""
+    if len(parts) == 1:
+        return next(iter(parts.values()))
+    docs = list(parts.values())
+    out = _merge(docs, "")
+    counters = out.get("switch_counters") or {}
+    looked = counters.get("hit", 0) + counters.get("miss", 0)
+    out["hit_ratio"] = None if looked == 0 else round(counters["hit"] / looked, 4)
+    out["latency"] = docs[0].get("latency")
+    out["controllers"] = parts
+    return out
+
+
+def _merge(values: list[Any], key: str) -> Any:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    first = present[0]
+    if isinstance(first, bool):
+        return all(present)
+    if isinstance(first, int | float):
+        if key in _EARLIEST:
+            return min(present) if len(present) == len(values) else None
+        return sum(v for v in present if isinstance(v, int | float))
+    if isinstance(first, list):
+        return [x for v in present if isinstance(v, list) for x in v]
+    if isinstance(first, dict):
+        keys = dict.fromkeys(k for v in present if isinstance(v, dict) for k in v)
+        return {k: _merge([v.get(k) for v in present if isinstance(v, dict)], k) for k in keys}
+    return ", ".join(dict.fromkeys(str(v) for v in present))
+
+
 def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f} ms"
 

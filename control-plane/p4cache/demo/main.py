@@ -11,7 +11,8 @@ from p4cache.demo import report
 from p4cache.demo.job import JobSpec, Target, run_job
 
 
-def run(*, target: str = "softnic", topo: Path | None = None, run_dir: Path | None = None,
+def run(*, target: str = "softnic", placement: str = "switch", topo: Path | None = None,
+        run_dir: Path | None = None,
         out_dir: Path = Path("build/run"), spec: JobSpec | None = None, slots: int | None = None,
         keep: bool = False, console: Console | None = None) -> int:
     from p4cache import system
@@ -20,7 +21,8 @@ def run(*, target: str = "softnic", topo: Path | None = None, run_dir: Path | No
     spec = spec or JobSpec()
     t0 = time.monotonic()
     console.rule("p4cache run")
-    state = system.up(topo_path=topo, target=target, run_dir=run_dir, slots=slots)
+    state = system.up(topo_path=topo, target=target, run_dir=run_dir, slots=slots,
+                      placement=placement)
     try:
         job_target = Target(
             servers={s.name: (s.ip, s.udp_port) for s in state.servers},

@@ -412,7 +412,7 @@ class Lab:
         if self.on_host:
             servers = [ServerEntry(h.name, h.ip, h.mac, pl.AGENT_PORT, h.agent_control)
                        for h in self.servers]
-            l2 = pl.server_l2(self.servers[0].mac, [h.mac for h in hosts])
+            l2 = pl.server_l2(self.servers[0].mac)
         else:
             servers = [ServerEntry(h.name, h.ip, h.mac, h.port, h.agent_control)
                        for h in self.servers]

@@ -2,7 +2,8 @@
 
 Command line (root needed)::
 
-    p4cache up [--target softnic|bmv2] [--topo FILE] [--slots N] [--run-dir DIR]
+    p4cache up [--target softnic|xdp|bmv2] [--placement switch|host] [--topo FILE] [--slots N]
+               [--run-dir DIR]
     p4cache exec HOST -- CMD...          # CMD inside HOST's namespace, exit code passed through
     p4cache status [--json]
     p4cache down                          # idempotent; exit 0 when nothing is up
@@ -10,7 +11,8 @@ Command line (root needed)::
 Python API (what ``make run`` imports)::
 
     from p4cache import system
-    st = system.up(topo_path=None, target="softnic", run_dir=None, slots=None)  # -> RunState
+    st = system.up(topo_path=None, target="softnic", run_dir=None, slots=None,
+                   placement="switch")                                       # -> RunState
     st = system.RunState.load(run_dir=None)     # the system already up (raises NotUp if none)
     st.servers, st.clients                      # list[HostState]
     #   .name .role .ns .ip .prefix .mac .switch_port

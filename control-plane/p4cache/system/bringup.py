@@ -27,12 +27,15 @@ from p4cache.system import procs, teardown
 from p4cache.system.state import HostState, ProcState, RunState, run_dir_of
 from p4cache.topo import Topology, load
 from p4cache.topo import net as topo_net
+from p4cache.topo import placement as pl
 from p4cache.topo.switches import P4RuntimeSwitch
 from softnic import netns
 
 DEFAULT_TOPOLOGY = paths.default_topology()
 MGMT_BASE = "10.251"
-TARGETS = {"softnic": ("softnic", None), "bmv2": ("p4c-bm2-ss", "simple_switch_grpc")}
+# target -> (compiler, switch binary); xdp is softnic run's kernel engine (docs/xdp.md)
+TARGETS = {"softnic": ("softnic", None), "xdp": ("softnic", None),
+           "bmv2": ("p4c-bm2-ss", "simple_switch_grpc")}
 READY_TIMEOUT = 60.0
 DEFAULT_STATUS = "127.0.0.1:11214"   # p4cache-controller status's default --connect
 
@@ -41,11 +44,21 @@ class UpError(RuntimeError):
     """``up`` cannot proceed; the message says why and what to do."""
 
 
-def _check_tools(target: str) -> None:
+def _check_tools(target: str, placement: str) -> None:
     if os.geteuid() != 0:
         raise UpError("p4cache up needs root (network namespaces, veths, nft); run it with sudo")
     if target not in TARGETS:
-        raise UpError(f"unknown target {target!r}; use softnic (the default) or bmv2")
+        raise UpError(f"unknown target {target!r}; use softnic (the default), xdp or bmv2")
+    try:
+        pl.check(placement, target)
+    except pl.PlacementError as e:
+        raise UpError(str(e)) from None
+    if target == "xdp":
+        from softnic.runtime.xdp.libbpf import missing_requirements
+        missing = missing_requirements()
+        if missing:
+            raise UpError("--target xdp cannot run here: " + "; ".join(missing) +
+                          "; use --target softnic (the default)")
     if target == "bmv2":
         missing = [t for t in ("p4c-bm2-ss", "simple_switch_grpc") if shutil.which(t) is None]
         if missing:
@@ -126,7 +139,27 @@ class _Up:
             self.st.switches[sw.name] = {"grpc_addr": sw.grpc_addr, "log": sw.log_file,
                                          "interfaces": sw.data_ports()}
             self.st.save()
-        topo_net.build(self.topo, self.st.target, self.st.log_dir, on_switch=on_switch)
+        topo_net.build(self.topo, self.st.target, self.st.log_dir, on_switch=on_switch,
+                       placement=self.st.placement)
+
+    def server_programs(self) -> None:
+        """The host placement: each server's program on its own eth0, the agent's veth pair,
+        its P4Runtime server on the management address (p4cache.topo.placement)."""
+        sw = self.topo.switches[0]
+        for h in self.st.servers:
+            assert h.mgmt_ip
+            pl.receive_redirects(f"{sw.name}-eth{h.switch_port}")  # hits leave by redirect
+            pl.wire_server(h.ns, h.ip, sw.ip, sw.mac)
+            grpc = f"{h.mgmt_ip}:{pl.GRPC_PORT}"
+            log = self.st.log_dir / f"switch-{h.name}.log"
+            p = self.proc(f"switch-{h.name}", labmod.switch_argv(
+                grpc, sw.cpu_port, pl.server_ports(), extra=pl.server_engine_args(),
+                log_file=str(log)), h.ns)
+            self.wait_listening(p, None, grpc, f"{h.name}'s program (softnic run --engine xdp)",
+                                30)
+            self.st.switches[h.name] = {"grpc_addr": grpc, "log": str(log),
+                                        "interfaces": pl.server_ports()}
+            self.st.save()
 
     def management(self) -> None:
         """A veth root <-> each server (mgmt0 inside) on a free 10.251.x.0/24: the controller's
@@ -157,35 +190,51 @@ class _Up:
             self.wait_listening(p, h, f"{h.ip}:{h.tcp_port}", f"the agent on {h.name}")
 
     def controller(self, program: p4program.Program) -> None:
+        """One controller for the switch; with the host placement, one per server's program,
+        each with its own slots and status server."""
         hosts = self.st.hosts
         nets = sorted({str(ipaddress.IPv4Interface(f"{h.ip}/{h.prefix}").network)
                        for h in hosts})
+        cpu_port = self.topo.switches[0].cpu_port
+        if self.st.placement == pl.HOST:
+            for i, h in enumerate(self.st.servers):
+                status = self.st.status_addr if i == 0 else _free_status_addr()
+                cfg = labmod.controller_config(
+                    self.st.switches[h.name]["grpc_addr"], program,
+                    servers=[labmod.ServerEntry(h.name, h.ip, h.mac, pl.AGENT_PORT,
+                                                h.agent_control or "")],
+                    l2=pl.server_l2(h.mac), clients=nets,
+                    status_listen=status, slots=self.slots, cpu_port=cpu_port)
+                self.start_controller(f"controller-{h.name}", cfg, status)
+            return
         cfg = labmod.controller_config(
             self.st.grpc_addr, program,
             servers=[labmod.ServerEntry(h.name, h.ip, h.mac, h.switch_port, h.agent_control or "")
                      for h in self.st.servers],
             l2=[(h.mac, h.switch_port) for h in hosts], clients=nets,
-            status_listen=self.st.status_addr, slots=self.slots,
-            cpu_port=self.topo.switches[0].cpu_port)
-        path = Path(self.st.run_dir) / "controller.json"
-        path.write_text(json.dumps(cfg, indent=2) + "\n")
-        self.st.controller_config = str(path)
-        p = self.proc("controller", [labmod._venv_bin("p4cache-controller"), "run",
-                                     "--config", str(path)])
-        self.wait_listening(p, None, self.st.status_addr, "the controller's status server", 30)
-        self.wait_ready(p)
+            status_listen=self.st.status_addr, slots=self.slots, cpu_port=cpu_port)
+        self.start_controller("controller", cfg, self.st.status_addr)
 
-    def wait_ready(self, p: subprocess.Popen) -> None:
+    def start_controller(self, name: str, cfg: dict, status_addr: str) -> None:
+        path = Path(self.st.run_dir) / f"{name}.json"
+        path.write_text(json.dumps(cfg, indent=2) + "\n")
+        self.st.controller_config = self.st.controller_config or str(path)
+        self.st.controllers[name] = status_addr
+        p = self.proc(name, [labmod._venv_bin("p4cache-controller"), "run", "--config", str(path)])
+        self.wait_listening(p, None, status_addr, f"the status server of {name}", 30)
+        self.wait_ready(p, name, status_addr)
+
+    def wait_ready(self, p: subprocess.Popen, name: str, status_addr: str) -> None:
         """Until the controller has pushed the pipeline and every agent is up."""
         deadline = time.monotonic() + READY_TIMEOUT
         last = "no status yet"
         while time.monotonic() < deadline:
             if p.poll() is not None:
-                log = self.st.log_dir / "controller.log"
+                log = self.st.log_dir / f"{name}.log"
                 raise UpError(f"the controller exited ({p.returncode}); see {log}:\n"
                               f"{_tail(str(log))}")
             try:
-                s = status_mod.fetch(self.st.status_addr, timeout=2.0)
+                s = status_mod.fetch(status_addr, timeout=2.0)
             except (OSError, ValueError) as e:
                 s, last = {}, str(e)
             sw = s.get("switch", {})
@@ -215,11 +264,12 @@ def _tail(path: str, n: int = 20) -> str:
 
 def up(topo_path: str | Path | None = None, target: str = "softnic",
        run_dir: str | Path | None = None, slots: int | None = None,
-       say: Callable[[str], None] | None = None) -> RunState:
+       say: Callable[[str], None] | None = None, placement: str = pl.SWITCH) -> RunState:
     """Bring the whole system up and return its state (see p4cache.system). Raises UpError
-    (or TopologyError) with what to do; on any error or Ctrl-C, removes what it started."""
+    (or TopologyError) with what to do; on any error or Ctrl-C, removes what it started.
+    ``placement`` host: the program on each server's interface (p4cache.topo.placement)."""
     say = say or (lambda msg: None)
-    _check_tools(target)
+    _check_tools(target, placement)
     topo = load(topo_path or DEFAULT_TOPOLOGY)
     if len(topo.switches) != 1:
         raise UpError(f"{topo.source}: {len(topo.switches)} switches; the controller drives one "
@@ -240,7 +290,8 @@ def up(topo_path: str | Path | None = None, target: str = "softnic",
         if _listening(sw.grpc_addr):
             raise UpError(f"something already listens on {sw.grpc_addr} (another switch?); stop "
                           f"it or change switches.{sw.name}.grpc_addr in {topo.source}")
-        st = RunState(run_dir=str(d), target=target, topology=str(Path(topo.source).resolve()),
+        st = RunState(run_dir=str(d), target=target, placement=placement,
+                      topology=str(Path(topo.source).resolve()),
                       builder_pid=os.getpid(), grpc_addr=sw.grpc_addr,
                       status_addr=_free_status_addr(),
                       program={"bmv2_json": str(program.json_path),
@@ -248,14 +299,22 @@ def up(topo_path: str | Path | None = None, target: str = "softnic",
                       hosts=_hosts(topo))
         st.namespaces = [h.ns for h in st.hosts]
         st.interfaces = [f"{sw.name}-eth{h.switch_port}" for h in st.hosts] + \
-            [h.mgmt_iface for h in st.servers if h.mgmt_iface]
+            [h.mgmt_iface for h in st.servers if h.mgmt_iface] + \
+            ([sw.name] if placement == pl.HOST else [])    # the plain bridge
         st.log_dir.mkdir(parents=True, exist_ok=True)
         st.save()
         try:
             u = _Up(st, topo, slots, say)
-            say(f"network: {len(topo.hosts)} hosts on {sw.name} ({target})")
+            if placement == pl.HOST:
+                say(f"network: {len(topo.hosts)} hosts on the bridge {sw.name}, the cache's "
+                    f"program on each of {len(topo.servers)} servers (xdp)")
+            else:
+                say(f"network: {len(topo.hosts)} hosts on {sw.name} ({target})")
             u.network()
             u.management()
+            if placement == pl.HOST:
+                say("the servers' programs")
+                u.server_programs()
             say("memcached and agents")
             u.servers()
             say("controller")

@@ -73,6 +73,8 @@ class RunState:
     builder_pid: int = 0
     grpc_addr: str = ""
     status_addr: str = ""
+    placement: str = "switch"          # or "host" (p4cache.topo.placement)
+    controllers: dict[str, str] = field(default_factory=dict)  # process name -> status address
     program: dict[str, str] = field(default_factory=dict)
     controller_config: str = ""
     hosts: list[HostState] = field(default_factory=list)
@@ -144,14 +146,18 @@ class RunState:
         return None
 
     def controller_status(self, timeout: float = 5.0) -> dict[str, Any]:
-        """What ``p4cache-controller status --json`` prints (raises OSError when the
-        controller does not answer)."""
-        return status_mod.fetch(self.status_addr, timeout=timeout)
+        """What ``p4cache-controller status --json`` prints, for several controllers (the host
+        placement) merged into one (raises OSError when a controller does not answer)."""
+        if len(self.controllers) <= 1:
+            return status_mod.fetch(self.status_addr, timeout=timeout)
+        return status_mod.merge({name: status_mod.fetch(addr, timeout=timeout)
+                                 for name, addr in self.controllers.items()})
 
     def summary(self) -> dict[str, Any]:
         """Everything ``p4cache status --json`` prints except the controller's own status."""
         return {
-            "run_dir": self.run_dir, "target": self.target, "topology": self.topology,
+            "run_dir": self.run_dir, "target": self.target, "placement": self.placement,
+            "topology": self.topology, "controllers": self.controllers,
             "complete": self.complete, "grpc_addr": self.grpc_addr,
             "status_addr": self.status_addr, "log_dir": str(self.log_dir),
             "hosts": [{**asdict(h), "ns_present": Path(f"/run/netns/{h.ns}").exists()}

@@ -37,7 +37,7 @@ def _is_switch(argv: list[str]) -> bool:
 
 def _is_system_controller(argv: list[str]) -> bool:
     """A controller started by ``up`` (any run directory: one system per machine), known by its
-    config: ``<run dir>/controller.json`` next to ``lock`` and ``logs/`` (the namespace lab's
+    config: ``<run dir>/controller*.json`` next to ``lock`` and ``logs/`` (the namespace lab's
     controllers have neither)."""
     if "p4cache-controller" not in {Path(a).name for a in argv[:2]} or "--config" not in argv:
         return False
@@ -45,7 +45,8 @@ def _is_system_controller(argv: list[str]) -> bool:
     if i + 1 >= len(argv):
         return False
     config = Path(argv[i + 1])
-    return config.name == "controller.json" and (config.parent / "lock").exists() and \
+    return config.name.startswith("controller") and config.suffix == ".json" and \
+        (config.parent / "lock").exists() and \
         (config.parent / "logs").is_dir()
 
 

@@ -27,7 +27,8 @@ from mininet.log import setLogLevel
 from mininet.net import Mininet
 from mininet.node import Host as MnHost
 
-from p4cache.topo.switches import SWITCH_CLASSES, P4RuntimeSwitch
+from p4cache.topo import placement as pl
+from p4cache.topo.switches import SWITCH_CLASSES, KernelBridge, P4RuntimeSwitch
 from p4cache.topo.topology import Topology
 from softnic import netns
 
@@ -94,12 +95,14 @@ def _run_commands(topo: Topology, host: str, ns: str) -> None:
 def build(topo: Topology, target: str = "softnic", log_dir: Path = Path("/tmp"),
           grpc_addrs: dict[str, str] | None = None,
           on_namespace: Callable[[str, str], None] | None = None,
-          on_switch: Callable[[P4RuntimeSwitch], None] | None = None) -> BuiltNet:
+          on_switch: Callable[[P4RuntimeSwitch], None] | None = None,
+          placement: str = pl.SWITCH) -> BuiltNet:
     """Build and start the network (root needed). ``on_namespace(host, ns)`` is called as each
-    namespace is pinned and ``on_switch(sw)`` as each switch starts, so the caller can record
-    them before anything else can fail. Raises RuntimeError saying what failed."""
+    namespace is pinned and ``on_switch(sw)`` as each P4 switch starts, so the caller can record
+    them before anything else can fail. With the host placement the switches are plain bridges
+    (the caller starts the servers' programs). Raises RuntimeError saying what failed."""
     setLogLevel("warning")
-    cls = SWITCH_CLASSES[target]
+    cls: type = KernelBridge if placement == pl.HOST else SWITCH_CLASSES[target]
     net = Mininet(topo=None, switch=cls, host=P4Host, controller=None, build=False,
                   autoSetMacs=False, autoStaticArp=False)
     built = BuiltNet(net)
@@ -127,12 +130,14 @@ def build(topo: Topology, target: str = "softnic", log_dir: Path = Path("/tmp"),
             if on_namespace is not None:
                 on_namespace(h.name, ns)
             _run_commands(topo, h.name, ns)
+            if target == "xdp" and placement == pl.SWITCH:
+                pl.receive_redirects(HOST_IFACE, ns)   # the switch's program redirects to it
         for s in topo.switches:
-            sw = built.switch(s.name)
-            built.switch_ifaces[s.name] = sw.data_ports()
-            sw.start([])
-            if on_switch is not None:
-                on_switch(sw)
+            node = net.get(s.name)
+            built.switch_ifaces[s.name] = node.data_ports()
+            node.start([])
+            if on_switch is not None and isinstance(node, P4RuntimeSwitch):
+                on_switch(node)
     finally:
         built.release()
     return built

@@ -20,8 +20,8 @@ server's namespace the program has three ports:
                 the program takes them at PROGRAM_IFACE and turns its acknowledgements around.
 
 The controller config of a server's program names AGENT_PORT as the server's switch port (the
-``trusted_agents`` table matches the ingress port) and bridges the server's own MAC to HOST_PORT
-and every other MAC to WIRE_PORT.
+``trusted_agents`` table matches the ingress port) and bridges the server's own MAC to HOST_PORT;
+hits never need a bridge entry, they are turned around to the ingress port.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ WIRE_IFACE = "eth0"
 AGENT_IFACE = "p4agent0"
 PROGRAM_IFACE = "p4agent1"
 AGENT_MAC = "02:00:00:00:00:fd"     # AGENT_IFACE's; one per namespace, so it may repeat
+BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
 GRPC_PORT = 9559                    # each server's P4Runtime server, on its management address
 
 
@@ -86,9 +87,9 @@ def server_engine_args(xdp_mode: str = "native") -> list[str]:
     return ["--engine", "xdp", "--xdp-mode", xdp_mode, "--host-port", str(HOST_PORT)]
 
 
-def server_l2(server_mac: str, macs: list[str]) -> list[tuple[str, int]]:
-    """(MAC, port) bridge entries of a server's program: its own MAC up the stack, the agent's
-    veth on AGENT_PORT, everyone else out of the wire."""
-    own = server_mac.lower()
-    out = [(m, HOST_PORT if m.lower() == own else WIRE_PORT) for m in macs]
-    return [*out, (AGENT_MAC, AGENT_PORT)]
+def server_l2(server_mac: str) -> list[tuple[str, int]]:
+    """(MAC, port) bridge entries of a server's program: its own MAC and broadcast up the stack,
+    the agent's veth on AGENT_PORT. Frames for other hosts, which the bridge floods while it
+    learns, miss and are dropped, as the NIC's filter would: sent back out of the wire they
+    would teach the bridge that their sender sits behind this server."""
+    return [(server_mac, HOST_PORT), (BROADCAST_MAC, HOST_PORT), (AGENT_MAC, AGENT_PORT)]

@@ -28,6 +28,7 @@ class P4RuntimeSwitch(Switch):
     """A switch whose data plane is an external P4Runtime target (subclasses say which)."""
 
     target = "softnic"                  # argv[0] given to p4cache.lab.switch_argv
+    engine_args: tuple[str, ...] = ()   # softnic run's engine options
 
     def __init__(self, name: str, grpc_addr: str = "127.0.0.1:9559", cpu_port: int = 255,
                  device_id: int = 0, log_file: str | None = None, start_timeout: float = 30.0,
@@ -48,7 +49,7 @@ class P4RuntimeSwitch(Switch):
     def argv(self) -> list[str]:
         return labmod.switch_argv(self.grpc_addr, self.cpu_port, self.data_ports(),
                                   program=self.target, device_id=self.device_id,
-                                  log_file=self.log_file)
+                                  log_file=self.log_file, extra=self.engine_args)
 
     def start(self, controllers: list[Any]) -> None:
         for iface in self.data_ports().values():
@@ -94,11 +95,46 @@ class SoftnicSwitch(P4RuntimeSwitch):
     target = "softnic"
 
 
+class XdpSwitch(P4RuntimeSwitch):
+    """``softnic run --no-p4 --engine xdp``: the same P4Runtime target, the program compiled to
+    XDP and attached to the switch's ports (docs/xdp.md)."""
+
+    target = "softnic"
+    engine_args = ("--engine", "xdp")
+
+
 class SimpleSwitchGrpc(P4RuntimeSwitch):
     """BMv2's ``simple_switch_grpc --no-p4 ... -- --grpc-server-addr ... --cpu-port ...``."""
 
     target = "simple_switch_grpc"
 
 
+class KernelBridge(Switch):
+    """A plain Linux bridge named after the switch, over its ports: the L2 segment of the host
+    placement (p4cache.topo.placement), where the program runs on the servers, not here."""
+
+    def __init__(self, name: str, **params: Any) -> None:
+        for p4_only in ("grpc_addr", "cpu_port", "device_id", "log_file"):
+            params.pop(p4_only, None)
+        params.setdefault("inNamespace", False)
+        super().__init__(name, **params)
+
+    def data_ports(self) -> dict[int, str]:
+        return {port: intf.name for port, intf in self.intfs.items() if intf.name != "lo"}
+
+    def start(self, controllers: list[Any]) -> None:
+        netns.run(["ip", "link", "add", self.name, "type", "bridge"])
+        netns.quiet_interface(self.name)
+        for iface in self.data_ports().values():
+            netns.quiet_interface(iface)
+            netns.run(["ip", "link", "set", iface, "master", self.name, "up"])
+        netns.run(["ip", "link", "set", self.name, "up"])
+
+    def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 - Mininet's signature
+        netns.delete_link(self.name)
+        super().stop(deleteIntfs)
+
+
 SWITCH_CLASSES: dict[str, type[P4RuntimeSwitch]] = {"softnic": SoftnicSwitch,
+                                                     "xdp": XdpSwitch,
                                                      "bmv2": SimpleSwitchGrpc}
