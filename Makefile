@@ -29,11 +29,11 @@ APT_FILES := /usr/include/bpf/bpf_helpers.h:libbpf-dev /usr/include/x86_64-linux
 GO_LOCAL := /usr/local/go/bin/go
 FIND_GO = $$(command -v go 2>/dev/null || echo $(GO_LOCAL))
 
-.PHONY: all run test setup apt venv lincheck lint mutate fuzz clean distclean
+.PHONY: all run test setup apt venv lincheck loadgen lint mutate fuzz clean distclean
 
 all: test
 
-setup: apt venv lincheck
+setup: apt venv lincheck loadgen
 
 apt:
 	@missing=""; for pair in $(APT_NEEDS); do cmd=$${pair%%:*}; pkg=$${pair##*:}; \
@@ -69,6 +69,16 @@ lincheck: $(LINCHECK)
 $(LINCHECK): $(wildcard tools/lincheck/*.go) tools/lincheck/go.mod tools/lincheck/go.sum | apt
 	@mkdir -p $(@D)
 	cd tools/lincheck && GOTOOLCHAIN=local GOFLAGS=-mod=readonly GOPROXY=$(LINCHECK_GOPROXY) $(FIND_GO) build -buildvcs=false \
+	  -trimpath -o $(abspath $@) .
+
+# The open-loop memcached load generator (tools/loadgen, docs/loadgen.md): standard library only.
+LOADGEN := $(BUILD_DIR)/bin/p4cache-loadgen
+
+loadgen: $(LOADGEN)
+
+$(LOADGEN): $(wildcard tools/loadgen/*.go) tools/loadgen/go.mod | apt
+	@mkdir -p $(@D)
+	cd tools/loadgen && GOTOOLCHAIN=local GOFLAGS=-mod=readonly $(FIND_GO) build -buildvcs=false \
 	  -trimpath -o $(abspath $@) .
 
 # The PTF suite runs first (on TARGET, then on the xdp engine, which run.sh skips with the reason

@@ -1,0 +1,3 @@
+module p4cache/loadgen
+
+go 1.19
