@@ -89,11 +89,13 @@ def links() -> list[str]:
 
 def assert_clean(run_dir: Path, pids: list[int]) -> None:
     assert not [n for n in netns.namespaces() if n.startswith("p4c-")]
-    assert not [name for name in links() if re.fullmatch(r"s\d+-eth\d+|p4cmgmt\d+", name)]
+    # the switch's ports, management veths, and the host placement's bridge
+    assert not [name for name in links() if re.fullmatch(r"s\d+(-eth\d+)?|p4cmgmt\d+", name)]
     assert not [p for p in pids if procs.alive(p)], "processes survived down"
     assert not (run_dir / "state.json").exists()
-    config = str(run_dir / "controller.json")
-    assert not procs.find(lambda a: config in a), "a controller of this run survived"
+    mine = re.compile(re.escape(str(run_dir)) + r"/controller[^/]*\.json")
+    assert not procs.find(lambda a: any(mine.fullmatch(x) for x in a)), \
+        "a controller of this run survived"
 
 
 def state_pids(run_dir: Path) -> list[int]:
@@ -199,17 +201,43 @@ def test_up_killed_midway_is_removed_by_the_next_up(tmp_path: Path) -> None:
     assert_clean(run_dir, left)
 
 
-@pytest.fixture(scope="module")
-def system(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def _xdp_missing() -> str:
+    from softnic.runtime.xdp.libbpf import missing_requirements
+    return "; ".join(missing_requirements())
+
+
+# Every test below runs on each way to place the cache: softnic's Python engine as the switch,
+# the xdp engine as the switch, and the xdp engine on each server's own interface (no P4 switch,
+# one program and controller per server: p4cache.topo.placement).
+@pytest.fixture(scope="module", params=[("softnic", "switch"), ("xdp", "switch"), ("xdp", "host")],
+                ids=["softnic", "xdp-switch", "xdp-host"])
+def system(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    target, placement = request.param
+    if target == "xdp" and _xdp_missing():
+        pytest.skip(f"the xdp engine cannot run here: {_xdp_missing()}")
     tmp = tmp_path_factory.mktemp("system")
     run_dir = tmp / "run"
     try:
         # the Python API (what `make run` uses); the command line's `up` is tested above
-        st = api.up(topo_path=topology(tmp), run_dir=run_dir, slots=64)
+        st = api.up(topo_path=topology(tmp), run_dir=run_dir, slots=64, target=target,
+                    placement=placement)
         assert st.complete and [s.name for s in st.servers] == ["m1", "m2"]
+        assert (st.target, st.placement) == (target, placement)
         yield run_dir
     finally:
         api.down(run_dir=run_dir)
+
+
+def on_host(run_dir: Path) -> bool:
+    return api.RunState.load(run_dir).placement == "host"
+
+
+def expected_processes(run_dir: Path) -> set[str]:
+    servers = {f"{p}-{m}" for p in ("memcached", "agent") for m in ("m1", "m2")}
+    if on_host(run_dir):   # a program and a controller per server
+        return servers | {f"{p}-{m}" for p in ("switch", "controller") for m in ("m1", "m2")}
+    return servers | {"switch-s1", "controller"}
 
 
 def test_python_api_reads_the_running_system(system: Path) -> None:
@@ -225,7 +253,8 @@ def test_python_api_reads_the_running_system(system: Path) -> None:
                        text=True, check=False)
     assert "10.0.0.101/24" in r.stdout
     assert st.controller_status()["switch"]["connected"]
-    assert (st.log_dir / "controller.log").exists()
+    logs = ["controller-m1.log", "controller-m2.log"] if on_host(system) else ["controller.log"]
+    assert all((st.log_dir / log).exists() for log in logs)
     with pytest.raises(api.NotUp):
         api.RunState.load(system.parent / "elsewhere")
 
@@ -241,11 +270,12 @@ def test_status_json_describes_the_system(system: Path) -> None:
     assert hosts["m1"]["tcp_port"] == 11211 and hosts["m1"]["backend_port"] == 11212
     assert hosts["c1"]["role"] == "client" and hosts["c1"]["ns"] == "p4c-c1"
     assert all(h["ns_present"] for h in hosts.values())
-    assert {p["name"] for p in doc["processes"]} == {
-        "switch-s1", "memcached-m1", "agent-m1", "memcached-m2", "agent-m2", "controller"}
+    assert {p["name"] for p in doc["processes"]} == expected_processes(system)
     ctl = doc["controller"]
     assert ctl["switch"]["connected"] and ctl["switch"]["pipeline_pushed"]
-    assert ctl["cache"]["slots"] == 64
+    # the host placement: two controllers, 64 slots each, one status
+    assert ctl["cache"]["slots"] == (128 if on_host(system) else 64)
+    assert len(doc["controllers"]) == (2 if on_host(system) else 1)
     assert sorted(a["name"] for a in ctl["agents"] if a["up"]) == ["m1", "m2"]
 
 
@@ -309,7 +339,7 @@ def test_a_hot_key_is_answered_by_the_switch(system: Path) -> None:
 
 def test_down_removes_everything(system: Path) -> None:
     pids = state_pids(system)
-    assert len(pids) == 6
+    assert len(pids) == len(expected_processes(system))
     r = p4cache("down", run_dir=system)
     assert r.returncode == 0, r.stderr
     assert_clean(system, pids)
