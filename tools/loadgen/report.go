@@ -107,10 +107,10 @@ func printSummary(w io.Writer, rep *report) {
 		if !s.Complete {
 			part = " (partial)"
 		}
-		fmt.Fprintf(w, "step %d%s: offered %.0f/s sent %.0f/s replies %.0f/s (switch %d, memcached %d) "+
+		fmt.Fprintf(w, "step %d%s: offered %.0f/s sent %.0f/s replies %.0f/s (switch %.0f/s, memcached %.0f/s) "+
 			"loss %.3f%% hits %.1f%% | from scheduled p50 %.1f p99 %.1f p99.9 %.1f max %.1f us",
-			s.Step, part, s.OfferedRate, s.SendRate, s.RepliesPerS["all"], s.Replies["switch"],
-			s.Replies["memcached"], 100*s.LossFraction, 100*s.HitFraction, a.P50, a.P99, a.P999, a.Max)
+			s.Step, part, s.OfferedRate, s.SendRate, s.RepliesPerS["all"], s.RepliesPerS["switch"],
+			s.RepliesPerS["memcached"], 100*s.LossFraction, 100*s.HitFraction, a.P50, a.P99, a.P999, a.Max)
 		if s.Skipped+s.SendErrors > 0 {
 			fmt.Fprintf(w, " | skipped %d send errors %d", s.Skipped, s.SendErrors)
 		}
