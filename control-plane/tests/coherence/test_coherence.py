@@ -1,4 +1,6 @@
-"""Coherence, end to end: real memcached, softnic, controller and agent in network namespaces.
+"""Coherence, end to end: real memcached, softnic, controller and agent in network namespaces,
+with the cache on each placement (softnic as the switch; the xdp engine as the switch and on the
+server's own interface).
 
 Several recording clients do UDP GETs through the switch and writes over TCP (through the agent's
 gate) and UDP (seen by the switch) on a small hot key set, while keys are promoted, evicted (the
@@ -48,8 +50,27 @@ def controller_status(lab: Lab) -> dict:
     return json.loads(r.stdout)
 
 
-def bring_up(tmp_path: Path, gate: bool = True) -> Lab:
-    lab = Lab(LabSpec(servers=1, clients=2, slots=SLOTS), tmp_path / "lab")
+# Where the cache runs: softnic's Python engine as the switch, the xdp engine as the switch, and
+# the xdp engine on the memcached server's own interface (p4cache.topo.placement).
+PLACED = [pytest.param(("softnic", "switch"), id="softnic"),
+          pytest.param(("xdp", "switch"), id="xdp-switch"),
+          pytest.param(("xdp", "host"), id="xdp-host")]
+
+
+def _skip_without_xdp(target: str) -> None:
+    if target == "xdp":
+        from softnic.runtime.xdp.libbpf import missing_requirements
+        missing = missing_requirements()
+        if missing:
+            pytest.skip("the xdp engine cannot run here: " + "; ".join(missing))
+
+
+def bring_up(tmp_path: Path, gate: bool = True, placed: tuple[str, str] = ("softnic", "switch")
+             ) -> Lab:
+    target, placement = placed
+    _skip_without_xdp(target)
+    lab = Lab(LabSpec(servers=1, clients=2, slots=SLOTS, target=target, placement=placement),
+              tmp_path / "lab")
     lab.up()
     try:
         lab.start_agent(0, *([] if gate else ["--no-gate"]))
@@ -62,8 +83,8 @@ def bring_up(tmp_path: Path, gate: bool = True) -> Lab:
 
 def run_variant(tmp_path: Path, variant: str, duration: float = DURATION,
                 client_args: list[str] | None = None, clients_per_host: int = 2,
-                check_timeout_s: float = 300.0):
-    lab = bring_up(tmp_path, gate=(variant != "broken_gate"))
+                check_timeout_s: float = 300.0, placed: tuple[str, str] = ("softnic", "switch")):
+    lab = bring_up(tmp_path, gate=(variant != "broken_gate"), placed=placed)
     try:
         result = run_coherence(lab, tmp_path / "run", duration,
                                faults_for(lab, variant, duration),
@@ -80,8 +101,9 @@ def run_variant(tmp_path: Path, variant: str, duration: float = DURATION,
 @pytest.mark.skipif(LONG_OPS > 0, reason="the long run replaces the short ones")
 @pytest.mark.parametrize("variant", ["steady", "controller_restart", "agent_restart",
                                      "switch_restart"])
-def test_history_is_linearizable(tmp_path: Path, variant: str) -> None:
-    result, verdict, status = run_variant(tmp_path, variant)
+@pytest.mark.parametrize("placed", PLACED)
+def test_history_is_linearizable(tmp_path: Path, variant: str, placed: tuple[str, str]) -> None:
+    result, verdict, status = run_variant(tmp_path, variant, placed=placed)
     print(variant, result.operations, result.by_op, result.faults, verdict, status)
     assert result.operations > 2000
     assert verdict.ok, verdict
@@ -91,7 +113,8 @@ def test_history_is_linearizable(tmp_path: Path, variant: str) -> None:
 
 
 @pytest.mark.skipif(LONG_OPS > 0, reason="the long run replaces the short ones")
-def test_broken_gate_is_caught(tmp_path: Path) -> None:
+@pytest.mark.parametrize("placed", PLACED)
+def test_broken_gate_is_caught(tmp_path: Path, placed: tuple[str, str]) -> None:
     """With writes forwarded unchecked, switch hits return overwritten values: not linearizable.
 
     Short on purpose: proving a history is *not* linearizable makes porcupine exhaust every
@@ -100,7 +123,7 @@ def test_broken_gate_is_caught(tmp_path: Path) -> None:
     result, verdict, _ = run_variant(tmp_path, "broken_gate", duration=6.0,
                                      client_args=[*CLIENT_ARGS, "--mix",
                                                   "udp_get=80,tcp_set=20"],
-                                     check_timeout_s=120.0)
+                                     check_timeout_s=120.0, placed=placed)
     assert not verdict.ok, "the checker accepted a history from a cache with no write gate"
     illegal = [k for k, r in verdict.per_key.items() if r.result == "illegal"]
     assert illegal and verdict.violations, verdict
