@@ -508,12 +508,14 @@ class CacheLab:
 
 
 @contextlib.contextmanager
-def cache_lab(workdir: Path, n_keys: int, console) -> Iterator[tuple[CacheLab, list[str]]]:  # noqa: ANN001
-    """A one-server, one-client lab with ranks 1..``n_keys`` loaded (see ``CacheLab``); yields it
-    and the other labs that were up (warned about on ``console``)."""
+def cache_lab(workdir: Path, n_keys: int, console, target: str = "softnic",  # noqa: ANN001
+              placement: str = "switch") -> Iterator[tuple[CacheLab, list[str]]]:
+    """A one-server, one-client lab with ranks 1..``n_keys`` loaded (see ``CacheLab``), the
+    cache on ``target`` at ``placement`` (p4cache.lab.LabSpec); yields it and the other labs that
+    were up (warned about on ``console``)."""
     from p4cache.lab import Lab, LabSpec
 
-    with Lab(LabSpec(servers=1, clients=1), workdir) as lab:
+    with Lab(LabSpec(servers=1, clients=1, target=target, placement=placement), workdir) as lab:
         others = warn_other_labs(lab.tag, console)
         cl = CacheLab(lab, n_keys)
         try:

@@ -244,5 +244,40 @@ def progress_bar(console):  # noqa: ANN001, ANN201 - rich objects
 
 def plot_title(result: dict) -> str:
     m = result["machine"]
-    return (f"{m['cpus']} CPUs (shared VM), load {m['loadavg_at_start'][0]:.1f}, commit "
+    where = placed_name(result.get("settings", {}))
+    return ((f"{where}; " if where != "softnic" else "") +
+            f"{m['cpus']} CPUs (shared VM), load {m['loadavg_at_start'][0]:.1f}, commit "
             f"{m['git_commit']}" + (" + local changes" if m.get("git_modified_files") else ""))
+
+
+# ---- where the cache runs: the lab benches' --target and --placement -------------------------
+
+LAB_TARGETS = ("softnic", "xdp")     # p4cache.lab.lab.TARGETS: softnic run's two engines
+
+
+def add_target_args(ap, placements: bool = True) -> None:  # noqa: ANN001 - an ArgumentParser
+    """``--target softnic|xdp`` (and ``--placement switch|host``) for a bench on the lab."""
+    from p4cache.topo.placement import PLACEMENTS
+
+    ap.add_argument("--target", choices=LAB_TARGETS, default="softnic",
+                    help="the switch's engine: softnic's Python engine (default) or xdp (the "
+                    "program as an XDP program in the kernel)")
+    if placements:
+        ap.add_argument("--placement", choices=PLACEMENTS, default="switch",
+                        help="switch (default) or host: the xdp program on the server's own "
+                        "interface, no P4 switch")
+
+
+def placed_name(settings: dict) -> str:
+    """``softnic``, ``xdp`` or ``xdp-host``: the results' and plots' name suffix."""
+    target = settings.get("target", "softnic")
+    return target + ("-host" if settings.get("placement", "switch") == "host" else "")
+
+
+def placed_path(path: Path, default: Path, settings: dict) -> Path:
+    """A default results or plot path gets the placement's name (hitshare-xdp.json), so runs on
+    other targets sit beside the softnic run instead of replacing it; a path given stays."""
+    name = placed_name(settings)
+    if path != default or name == "softnic":
+        return path
+    return path.with_name(f"{path.stem}-{name}{path.suffix}")

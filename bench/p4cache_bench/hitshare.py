@@ -21,9 +21,11 @@ from pathlib import Path
 
 from p4cache import paths
 from p4cache_bench.common import (
+    add_target_args,
     loadavg,
     machine_info,
     needs_root,
+    placed_path,
     plot_title,
     progress_bar,
     pyplot,
@@ -47,6 +49,8 @@ class Settings:
     warmup_s: float
     measure_s: float
     seed: int
+    target: str = "softnic"    # the lab's engine (common.add_target_args)
+    placement: str = "switch"
 
 
 def threshold_reach(n: int, skew: float, rate: float) -> int:
@@ -121,7 +125,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
     t_start = time.monotonic()
     result: dict = {"machine": machine_info(), "settings": asdict(s)}
     points: list[dict] = []
-    with cache_lab(workdir, s.keys, console) as (cl, others):
+    with cache_lab(workdir, s.keys, console, s.target, s.placement) as (cl, others):
         result["lab"] = {"load": cl.load, "other_labs_at_start": others,
                          "setup_s": round(time.monotonic() - t_start, 1)}
         with progress_bar(console) as progress:
@@ -212,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-hitshare"))
+    add_target_args(ap)
     args = ap.parse_args(argv)
     if needs_root("hitshare"):
         return 2
@@ -220,8 +225,11 @@ def main(argv: list[str] | None = None) -> int:
                  skews=args.skews or ([TARGET_SKEW] if q else [0.9, TARGET_SKEW]),
                  sizes=args.sizes or ([16, 256] if q else [16, 32, 64, 128, 256, 512, 1024]),
                  rate=args.rate, warmup_s=args.warmup or (2.0 if q else 6.0),
-                 measure_s=args.measure or (2.0 if q else 4.0), seed=args.seed)
-    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
+                 measure_s=args.measure or (2.0 if q else 4.0), seed=args.seed,
+                 target=args.target, placement=args.placement)
+    where = {"target": s.target, "placement": getattr(s, "placement", "switch")}
+    report(run_bench(s, args.workdir), placed_path(args.out, RESULTS, where),
+           placed_path(args.plot, PLOT, where), print_summary, plot)
     return 0
 
 

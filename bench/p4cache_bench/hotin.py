@@ -25,9 +25,11 @@ from pathlib import Path
 
 from p4cache import paths
 from p4cache_bench.common import (
+    add_target_args,
     loadavg,
     machine_info,
     needs_root,
+    placed_path,
     plot_title,
     progress_bar,
     pyplot,
@@ -54,6 +56,8 @@ class Settings:
     changes: int             # how many times the hot set moves
     sizes: list[int | None]  # cache sizes (None: the program's)
     seed: int
+    target: str = "softnic"    # the lab's engine (common.add_target_args)
+    placement: str = "switch"
 
 
 def shares(bins: list[list[int]]) -> list[float | None]:
@@ -152,7 +156,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
     t_start = time.monotonic()
     result: dict = {"machine": machine_info(), "settings": asdict(s)}
     variants: list[dict] = []
-    with cache_lab(workdir, s.keys, console) as (cl, others):
+    with cache_lab(workdir, s.keys, console, s.target, s.placement) as (cl, others):
         result["lab"] = {"load": cl.load, "other_labs_at_start": others}
         with progress_bar(console) as progress:
             task = progress.add_task("hot set change", total=len(s.sizes))
@@ -238,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-hotin"))
+    add_target_args(ap)
     args = ap.parse_args(argv)
     if needs_root("hotin"):
         return 2
@@ -246,10 +251,13 @@ def main(argv: list[str] | None = None) -> int:
                  before_s=args.before or (4.0 if q else 10.0),
                  every_s=args.every or (4.0 if q else 8.0),
                  changes=args.changes or (1 if q else 3),
-                 sizes=args.sizes or ([None] if q else [None, 64]), seed=args.seed)
+                 sizes=args.sizes or ([None] if q else [None, 64]), seed=args.seed,
+                 target=args.target, placement=args.placement)
     if min(s.before_s, s.every_s) < STEADY_S + 1:
         ap.error(f"--before and --every must be at least {STEADY_S + 1} s")
-    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
+    where = {"target": s.target, "placement": getattr(s, "placement", "switch")}
+    report(run_bench(s, args.workdir), placed_path(args.out, RESULTS, where),
+           placed_path(args.plot, PLOT, where), print_summary, plot)
     return 0
 
 

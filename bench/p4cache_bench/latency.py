@@ -30,9 +30,11 @@ from pathlib import Path
 from p4cache import paths
 from p4cache_bench.cachelab import pct, summary
 from p4cache_bench.common import (
+    add_target_args,
     loadavg,
     machine_info,
     needs_root,
+    placed_path,
     plot_title,
     progress_bar,
     pyplot,
@@ -53,6 +55,8 @@ class Settings:
     hot: int                # hit keys (ranks 1..hot)
     rounds: int             # one GET per class per round
     seed: int
+    target: str = "softnic"    # the lab's engine (common.add_target_args)
+    placement: str = "switch"
 
 
 LAT_STATS = ("p50", "p90", "p99", "p999", "min", "mean")
@@ -105,7 +109,7 @@ def run_bench(s: Settings, workdir: Path) -> dict:
     console = Console(stderr=True)
     t_start = time.monotonic()
     result: dict = {"machine": machine_info(), "settings": asdict(s)}
-    with cache_lab(workdir, s.keys, console) as (cl, others):
+    with cache_lab(workdir, s.keys, console, s.target, s.placement) as (cl, others):
         add_nocache_address(cl)
         cl.start_controller(clients=[f"{cl.client.ip}/32"])
         classes = key_classes(s, cl.client.ip)
@@ -236,12 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-latency"))
+    add_target_args(ap)
     args = ap.parse_args(argv)
     if needs_root("latency"):
         return 2
     s = Settings(keys=args.keys, hot=args.hot,
-                 rounds=args.rounds or (600 if args.quick else 30_000), seed=args.seed)
-    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
+                 rounds=args.rounds or (600 if args.quick else 30_000), seed=args.seed,
+                 target=args.target, placement=args.placement)
+    where = {"target": s.target, "placement": getattr(s, "placement", "switch")}
+    report(run_bench(s, args.workdir), placed_path(args.out, RESULTS, where),
+           placed_path(args.plot, PLOT, where), print_summary, plot)
     return 0
 
 

@@ -51,8 +51,10 @@ from p4cache_bench.cachelab import (
     warn_other_labs,
 )
 from p4cache_bench.common import (
+    add_target_args,
     machine_info,
     needs_root,
+    placed_path,
     progress_bar,
     pyplot,
     report,
@@ -202,6 +204,8 @@ class Settings:
     servers: int = 4
     clients: int = 2
     stop_after_failures: int = 3
+    target: str = "softnic"    # the lab's engine (common.add_target_args)
+    placement: str = "switch"
 
 
 def step_result(rate: int, s: Settings, outs: list[dict], nft: dict[str, dict[str, int]],
@@ -359,7 +363,7 @@ def in_lab(s: Settings, workdir: Path, result: dict, phase, progress) -> None:  
     from p4cache.lab import Lab, LabSpec
 
     t0 = time.monotonic()
-    with Lab(LabSpec(servers=s.servers, clients=s.clients), workdir) as lab:
+    with Lab(LabSpec(servers=s.servers, clients=s.clients, target=s.target), workdir) as lab:
         others = warn_other_labs(lab.tag, progress.console)
         workers = bring_up(lab, s, progress.console)
         servers = [h.ip for h in lab.servers]
@@ -497,6 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--plot", type=Path, default=PLOT)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/p4cache-bench-loadbalance"))
+    add_target_args(ap, placements=False)   # four servers: the lab's host placement runs one
     args = ap.parse_args(args_list)
     if needs_root("loadbalance"):
         return 2
@@ -506,8 +511,11 @@ def main(argv: list[str] | None = None) -> int:
                  drain_s=0.3 if q else 0.5,
                  rates=args.rates or (QUICK_RATES if q else DEFAULT_RATES),
                  warm_rate=args.warm_rate,
-                 warm_s=args.warm_s or (2.5 if q else 12.0), settle_s=1.5 if q else 3.0)
-    report(run_bench(s, args.workdir), args.out, args.plot, print_summary, plot)
+                 warm_s=args.warm_s or (2.5 if q else 12.0), settle_s=1.5 if q else 3.0,
+                 target=args.target)
+    where = {"target": s.target}
+    report(run_bench(s, args.workdir), placed_path(args.out, RESULTS, where),
+           placed_path(args.plot, PLOT, where), print_summary, plot)
     return 0
 
 
