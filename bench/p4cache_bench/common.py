@@ -103,10 +103,12 @@ def agent_argv(host, *args: str) -> list[str]:  # noqa: ANN001 - a softnic.netns
 
 
 @contextlib.contextmanager
-def softnic_run(topo, extra: Sequence[str] = ()) -> Iterator[str]:  # noqa: ANN001 - a Topology
-    """``softnic run --no-p4`` on ``topo``'s switch ports; yields its P4Runtime address."""
+def softnic_run(topo, extra: Sequence[str] = (),  # noqa: ANN001 - a Topology
+                engine: Sequence[str] = ()) -> Iterator[str]:
+    """``softnic run --no-p4`` (``engine``: e.g. ``--engine xdp``) on ``topo``'s switch ports;
+    yields its P4Runtime address."""
     grpc_addr = f"127.0.0.1:{free_port()}"
-    sw = subprocess.Popen([sys.executable, "-m", "softnic.cli", "run", "--no-p4",
+    sw = subprocess.Popen([sys.executable, "-m", "softnic.cli", "run", "--no-p4", *engine,
                            *topo.interface_args(), "--", "--grpc-server-addr", grpc_addr,
                            *extra],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -10,6 +10,13 @@ BMv2 (``simple_switch_grpc``, compiled with ``p4c-bm2-ss``) is measured the same
 veth when both are on PATH; otherwise its side of the JSON is ``{"skipped": ...}`` and only
 softnic runs. BMv2 has no in-process mode.
 
+``--target xdp`` adds softnic's kernel engine (``softnic run --engine xdp``: the program as an
+XDP program on the switch's veth ports) to the same sweeps, beside the Python engine and BMv2,
+into ``pps-xdp.json``. Its rates go higher, and the sender (a Python agent) becomes the limit:
+the sender's own ceiling is measured in the same run (a veth step with no switch program at
+all would not be the same path, so it is the highest rate the sender offered), and the kernel's
+own rate is ``p4cache-bench dataplane``'s (BPF_PROG_TEST_RUN) and ``hostpath``'s.
+
 Run: ``p4cache-bench pps`` (root: network namespaces); ``--quick`` for a smoke run.
 """
 
@@ -34,6 +41,7 @@ from p4cache_bench.common import (
     machine_info,
     median,
     needs_root,
+    placed_path,
     softnic_run,
     stop_process,
     write_results,
@@ -43,6 +51,8 @@ RESULTS = paths.bench_results() / "pps.json"
 BMV2_TOOLS = ("simple_switch_grpc", "p4c-bm2-ss")
 DEFAULT_RATES = [5_000, 10_000, 15_000, 20_000, 25_000, 30_000]
 QUICK_RATES = [5_000, 20_000]
+DEFAULT_XDP_RATES = [20_000, 40_000, 60_000, 80_000, 100_000, 120_000]
+QUICK_XDP_RATES = [20_000, 60_000]
 
 
 def bmv2_missing() -> list[str]:
@@ -78,11 +88,17 @@ def bmv2_run(topo, cpu_port: int) -> Iterator[str]:  # noqa: ANN001 - a softnic.
 def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]]:  # noqa: ANN001
     """client - switch - server on veth, the cache filled; like dataplane.veth_rig for either
     switch."""
+    from p4cache.topo.placement import receive_redirects
     from p4cache_bench import dataplane as dpb
     from softnic.netns import Topology
 
+    cpu = ["--cpu-port", str(dpb.CPU_PORT)]
     with Topology(2) as topo:
-        run = (softnic_run(topo, ["--cpu-port", str(dpb.CPU_PORT)]) if target == "softnic"
+        if target == "xdp":
+            for h in topo.hosts:        # the program redirects into the switch's veths
+                receive_redirects(h.ifname, h.ns)
+        run = (softnic_run(topo, cpu) if target == "softnic"
+               else softnic_run(topo, cpu, engine=["--engine", "xdp"]) if target == "xdp"
                else bmv2_run(topo, dpb.CPU_PORT))
         with run as grpc_addr, dpb.rig_agents(topo, grpc_addr, prog, wls) as agents:
             yield agents
@@ -127,6 +143,8 @@ class Settings:
     inproc_repeats: int
     key_lens: list[int]
     reply_lens: list[int]
+    target: str = "softnic"       # xdp: the kernel engine too (xdp_rates)
+    xdp_rates: list[int] | None = None
 
 
 def inprocess(prog, wls: list, s: Settings) -> dict:  # noqa: ANN001
@@ -171,6 +189,12 @@ def run_bench(s: Settings) -> dict:
     with console.status("softnic through veth"):
         result["softnic"]["veth"] = veth_sweeps("softnic", prog, wls, s)
     result["softnic"]["headline"] = headline(result["softnic"]["veth"])
+    if s.target == "xdp":
+        with console.status("the xdp engine through veth"):
+            xs = Settings(**{**asdict(s), "rates": s.xdp_rates or s.rates})
+            result["xdp"] = {"veth": veth_sweeps("xdp", prog, wls, xs)}
+            result["xdp"]["headline"] = headline(result["xdp"]["veth"])
+            result["xdp"]["sender_ceiling_pps"] = sender_ceiling(result["xdp"]["veth"])
     missing = bmv2_missing()
     if missing:
         result["bmv2"] = {"skipped": f"{', '.join(missing)} not on PATH (BMv2 is not "
@@ -183,6 +207,29 @@ def run_bench(s: Settings) -> dict:
     result["duration_s"] = round(time.monotonic() - t0, 1)
     result["machine"]["loadavg_at_end"] = list(os.getloadavg())
     return result
+
+
+def sender_ceiling(veth: dict) -> float:
+    """The highest rate the sender agent offered in any saturated step: where the switch keeps
+    up with it, this (not the switch) is what a sweep measures."""
+    return max(kind["steps"][-1]["offered_pps"] for kinds in veth.values()
+               for kind in kinds.values())
+
+
+def xdp_table(result: dict) -> str:
+    """The xdp engine beside the Python engine, through the same veth rig in the same run."""
+    lines = ["| workload | kind | xdp veth max < 1 % loss /s | xdp saturated /s "
+             "| softnic veth max < 1 % loss /s | xdp / softnic |", "|---|---|---|---|---|---|"]
+    for name, kinds in result["xdp"]["headline"].items():
+        for kind, h in kinds.items():
+            sn = result["softnic"]["headline"][name][kind]["max_rate_under_1pct_loss_pps"]
+            xm = h["max_rate_under_1pct_loss_pps"]
+            lines.append(f"| {name} | {kind} | {xm} | {h['saturated_delivered_pps']:.0f} | {sn} "
+                         f"| {xm / sn:.1f}x |" if sn else f"| {name} | {kind} | {xm} | "
+                         f"{h['saturated_delivered_pps']:.0f} | {sn} | - |")
+    lines.append(f"sender's ceiling (highest rate it offered flat out): "
+                 f"{result['xdp']['sender_ceiling_pps']:.0f}/s")
+    return "\n".join(lines)
 
 
 def markdown_table(result: dict) -> str:
@@ -213,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--count", type=int, help="requests per veth step (default 10000)")
     ap.add_argument("--rates", type=_ints, help="offered rates per step, comma-separated")
     ap.add_argument("--out", type=Path, default=RESULTS)
+    ap.add_argument("--target", choices=("softnic", "xdp"), default="softnic",
+                    help="xdp: also the xdp engine (softnic run --engine xdp), beside softnic's "
+                    "Python engine and BMv2; results in pps-xdp.json")
+    ap.add_argument("--xdp-rates", type=_ints,
+                    help="offered rates for the xdp engine (default 20000,40000,...,120000)")
     args = ap.parse_args(argv)
     if needs_root("pps"):
         return 2
@@ -221,12 +273,15 @@ def main(argv: list[str] | None = None) -> int:
                  rates=args.rates or (QUICK_RATES if q else DEFAULT_RATES),
                  inproc_seconds=0.3 if q else 1.0, inproc_repeats=1 if q else 5,
                  key_lens=[16],
-                 reply_lens=[100] if q else [100, 500])
+                 reply_lens=[100] if q else [100, 500], target=args.target,
+                 xdp_rates=args.xdp_rates or (QUICK_XDP_RATES if q else DEFAULT_XDP_RATES))
     result = run_bench(s)
     print(markdown_table(result))
+    if "xdp" in result:
+        print(xdp_table(result))
     if "skipped" in result["bmv2"]:
         print(f"BMv2: skipped ({result['bmv2']['skipped']})")
-    write_results(result, args.out)
+    write_results(result, placed_path(args.out, RESULTS, {"target": s.target}))
     return 0
 
 
