@@ -54,3 +54,21 @@ def test_pps_quick(bench_quick) -> None:  # noqa: ANN001 - the conftest's fixtur
             res["bmv2"]["skipped"]
     else:
         assert res["bmv2"]["headline"], res["bmv2"]
+
+
+def test_pps_quick_with_the_xdp_engine(bench_quick) -> None:  # noqa: ANN001 - the fixture
+    from softnic.runtime.xdp.libbpf import missing_requirements
+
+    if missing_requirements():
+        pytest.skip("the xdp engine cannot run here: " + "; ".join(missing_requirements()))
+    res, _ = bench_quick("pps", "--target", "xdp", plot=False, workdir=False)
+    assert res["settings"]["target"] == "xdp" and "softnic" in res
+    x = res["xdp"]
+    for name, kinds in x["veth"].items():
+        for kind in ("hit", "miss"):
+            v = kinds[kind]
+            assert [st["target_pps"] for st in v["steps"]] == [20000, 60000, "saturation"], v
+            # the kernel's replies and forwards are the same frames softnic's engine makes
+            assert all(st["as_expected"] and st["duplicates"] == 0 for st in v["steps"]), v
+            assert any(st["received"] > 0 for st in v["runs"][0]), (name, kind)
+    assert x["sender_ceiling_pps"] > 0
