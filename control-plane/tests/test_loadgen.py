@@ -1,4 +1,4 @@
-"""p4cache-loadgen (tools/loadgen) through p4cache_bench.loadgen: its Go unit tests (Zipf sampler,
+"""p4cache-loadgen (tools/loadgen) through p4cache.workload.loadgen: its Go unit tests (Zipf sampler,
 histogram, key formats, hash ring), then the real binary against a real memcached over UDP and
 TCP, and against a UDP responder whose replies carry checksum 0, as the switch's do."""
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from p4cache.paths import checkout
-from p4cache_bench import loadgen
+from p4cache.workload import loadgen
 from p4cache_bench.cachelab import key_of, value_of
 
 REPO = checkout()
