@@ -161,7 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run(target=args.target, placement=args.placement,
                    topo=args.topo and Path(args.topo),
                    run_dir=args.run_dir and Path(args.run_dir), out_dir=Path(args.out),
-                   spec=spec, slots=args.slots, keep=args.keep)
+                   spec=spec, slots=args.slots, keep=args.keep, rates=not args.no_rates)
     except UpError as e:
         err.print(f"p4cache run: {e}", markup=False, highlight=False)
         return 2
@@ -211,6 +211,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--skew", type=float, default=0.99, help="Zipf exponent of key popularity")
     r.add_argument("--out", default="build/run", help="where the report, plot and history go")
     r.add_argument("--keep", action="store_true", help="leave the system up afterwards")
+    r.add_argument("--no-rates", action="store_true", help="skip the last step: GETs answered "
+                   "per second by the cache and by memcached, with p4cache-loadgen")
     r.set_defaults(fn=cmd_run)
     for sp in (u, e, s, d, r):
         sp.add_argument("--run-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)

@@ -1,6 +1,6 @@
-"""p4cache-loadgen (tools/loadgen) through p4cache.workload.loadgen: its Go unit tests (Zipf sampler,
-histogram, key formats, hash ring), then the real binary against a real memcached over UDP and
-TCP, and against a UDP responder whose replies carry checksum 0, as the switch's do."""
+"""p4cache-loadgen (tools/loadgen) through p4cache.workload.loadgen: its Go unit tests (Zipf
+sampler, histogram, key formats, hash ring), then the real binary against a real memcached over
+UDP and TCP, and against a UDP responder whose replies carry checksum 0, as the switch's do."""
 
 from __future__ import annotations
 

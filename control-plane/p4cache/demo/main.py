@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from p4cache.demo import rates as rates_mod
 from p4cache.demo import report
 from p4cache.demo.job import JobSpec, Target, run_job
 
@@ -14,7 +15,7 @@ from p4cache.demo.job import JobSpec, Target, run_job
 def run(*, target: str = "softnic", placement: str = "switch", topo: Path | None = None,
         run_dir: Path | None = None,
         out_dir: Path = Path("build/run"), spec: JobSpec | None = None, slots: int | None = None,
-        keep: bool = False, console: Console | None = None) -> int:
+        keep: bool = False, console: Console | None = None, rates: bool = True) -> int:
     from p4cache import system
 
     console = console or Console()
@@ -34,8 +35,15 @@ def run(*, target: str = "softnic", placement: str = "switch", topo: Path | None
         res = run_job(job_target, spec, out_dir.resolve(), console)
         console.print("[bold]3.[/] checking the history for linearizability (porcupine)")
         summary = report.summarize(res)
+        if rates:
+            try:
+                summary["rates"] = rates_mod.measure(job_target, rates_mod.RatesSpec(), console)
+            except (rates_mod.lg.LoadgenError, OSError) as e:
+                summary["errors"].append(f"rates: {e}")
         console.rule("result")
         report.render(summary, console)
+        if "rates" in summary:
+            rates_mod.render(summary["rates"], console)
         json_path, png = report.write(summary, res)
         ok = not summary["errors"] and (summary.get("coherence") or {}).get("linearizable")
         console.rule("where to look next")
