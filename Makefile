@@ -1,6 +1,7 @@
 # p4cache — top-level targets.
 #   make run    install what is missing, then run the main job on the default target (softnic):
-#               p4cache up, a skewed memcached workload, what the switch did, coherence verdict
+#               p4cache up, a skewed memcached workload, what the switch did, coherence verdict,
+#               GETs answered per second; TARGET=xdp (PLACEMENT=host) on the kernel engine
 #   make test   install what is missing, then run every test (the PTF suite on TARGET and on the
 #               xdp engine, then pytest)
 #   make ptf    the PTF packet tests on veth pairs against TARGET (docs/ptf.md)
@@ -125,10 +126,13 @@ fuzz: venv
 	  ptf-tests/property/test_fuzz_datagrams.py
 
 # make run: p4cache up on TARGET (default topology topo/topology.json), a data set, a skewed
-# workload from both clients, the report, teardown. KEEP=1 leaves the system up (p4cache down).
+# workload from both clients, the report, the rates (p4cache-loadgen), teardown. KEEP=1 leaves
+# the system up (p4cache down). TARGET=xdp PLACEMENT=host: the program on each server's own
+# interface instead of the switch (docs/deployment.md).
 KEEP ?=
+PLACEMENT ?= switch
 run: setup
-	$(VENV)/bin/p4cache run --target $(TARGET) $(if $(KEEP),--keep)
+	$(VENV)/bin/p4cache run --target $(TARGET) --placement $(PLACEMENT) $(if $(KEEP),--keep)
 
 clean:
 	rm -rf $(BUILD_DIR) .setuptools-build .pytest_cache .ruff_cache
