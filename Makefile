@@ -6,7 +6,7 @@
 #               xdp engine, then pytest)
 #   make ptf    the PTF packet tests on veth pairs against TARGET (docs/ptf.md)
 #   make setup  only install (Debian packages via apt-get, Python virtualenv in .venv with pinned versions)
-#               and build the linearizability checker build/bin/p4cache-lincheck (make lincheck)
+#               and build build/bin/p4cache-lincheck (make lincheck) and p4cache-loadgen (make loadgen)
 #   make lint   ruff over the Python code
 #   make mutate mutation testing of the engine (exprgen, gen_deparse, tables); not part of `make test`
 #   make clean  remove build output (keeps .venv; `make distclean` removes it too)
