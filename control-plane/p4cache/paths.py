@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 from pathlib import Path
 
 DATA_ENV = "P4CACHE_DATA_DIR"
@@ -87,11 +88,33 @@ def build_dir() -> Path:
     return Path(cache) / "p4cache" / "build"
 
 
-def lincheck_built() -> Path | None:
-    """Where ``make lincheck`` puts ``p4cache-lincheck`` in the checkout (None when installed:
-    the binary is then found through ``$P4CACHE_LINCHECK`` or PATH, see p4cache.lincheck)."""
+def built_tool(name: str) -> Path | None:
+    """Where ``make setup`` puts the Go tool ``name`` (``p4cache-lincheck``, ``p4cache-loadgen``)
+    in the checkout, ``build/bin/<name>``; None when installed (``find_tool`` then looks on
+    PATH)."""
     src = checkout()
-    return None if src is None else src / "build" / "bin" / "p4cache-lincheck"
+    return None if src is None else src / "build" / "bin" / name
+
+
+def find_tool(name: str, env: str, make_target: str, built: Path | None,
+              missing: type[Exception]) -> Path:
+    """``$env`` when set, else ``built`` (see ``built_tool``), else ``name`` on PATH; raises
+    ``missing`` saying how to build it."""
+    explicit = os.environ.get(env)
+    if explicit:
+        if not os.access(explicit, os.X_OK):
+            raise missing(f"${env}={explicit} is not an executable")
+        return Path(explicit)
+    if built is not None and os.access(built, os.X_OK):
+        return built
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    if built is None:
+        raise missing(f"{name} not found on PATH (nor ${env}): build it from tools/ in a "
+                      f"p4cache checkout (`make {make_target}`)")
+    raise missing(f"{name} not found in {built.parent} nor on PATH: run `make setup` "
+                  f"(or `make {make_target}`) in {checkout()}")
 
 
 def bench_results() -> Path:

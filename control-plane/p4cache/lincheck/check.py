@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable
@@ -18,7 +16,7 @@ from p4cache.lincheck.history import Op, write_history
 BINARY = "p4cache-lincheck"
 ENV_BINARY = "P4CACHE_LINCHECK"  # an explicit path to the binary wins
 # `make lincheck`'s output in the source checkout (None when p4cache is installed, not checked out)
-BUILT = paths.lincheck_built()
+BUILT = paths.built_tool(BINARY)
 
 
 class LincheckError(RuntimeError):
@@ -31,23 +29,7 @@ class LincheckNotBuilt(LincheckError, FileNotFoundError):
 
 def find_binary() -> Path:
     """$P4CACHE_LINCHECK, else build/bin/p4cache-lincheck of this checkout, else PATH."""
-    explicit = os.environ.get(ENV_BINARY)
-    if explicit:
-        if not os.access(explicit, os.X_OK):
-            raise LincheckNotBuilt(f"${ENV_BINARY}={explicit} is not an executable")
-        return Path(explicit)
-    if BUILT is not None and os.access(BUILT, os.X_OK):
-        return BUILT
-    found = shutil.which(BINARY)
-    if found:
-        return Path(found)
-    if BUILT is None:
-        raise LincheckNotBuilt(f"{BINARY} not found on PATH (nor ${ENV_BINARY}): build it from "
-                               "tools/lincheck in a p4cache checkout (`make lincheck`)")
-    raise LincheckNotBuilt(
-        f"{BINARY} not found in {BUILT.parent} nor on PATH: run `make setup` "
-        f"(or `make lincheck`) in {paths.checkout() or 'the p4cache checkout'}"
-    )
+    return paths.find_tool(BINARY, ENV_BINARY, "lincheck", BUILT, LincheckNotBuilt)
 
 
 @dataclass(frozen=True)

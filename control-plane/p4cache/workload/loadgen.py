@@ -13,8 +13,6 @@ as hits.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,30 +33,10 @@ class LoadgenNotBuilt(LoadgenError, FileNotFoundError):
     """The binary is missing."""
 
 
-def built() -> Path | None:
-    """Where ``make loadgen`` puts the binary in the checkout (None when p4cache is installed)."""
-    src = paths.checkout()
-    return None if src is None else src / "build" / "bin" / BINARY
-
-
 def find_binary() -> Path:
     """$P4CACHE_LOADGEN, else build/bin/p4cache-loadgen of this checkout, else PATH."""
-    explicit = os.environ.get(ENV_BINARY)
-    if explicit:
-        if not os.access(explicit, os.X_OK):
-            raise LoadgenNotBuilt(f"${ENV_BINARY}={explicit} is not an executable")
-        return Path(explicit)
-    mine = built()
-    if mine is not None and os.access(mine, os.X_OK):
-        return mine
-    found = shutil.which(BINARY)
-    if found:
-        return Path(found)
-    if mine is None:
-        raise LoadgenNotBuilt(f"{BINARY} not found on PATH (nor ${ENV_BINARY}): build it from "
-                              "tools/loadgen in a p4cache checkout (`make loadgen`)")
-    raise LoadgenNotBuilt(f"{BINARY} not found in {mine.parent} nor on PATH: run `make setup` "
-                          f"(or `make loadgen`) in {paths.checkout()}")
+    return paths.find_tool(BINARY, ENV_BINARY, "loadgen", paths.built_tool(BINARY),
+                           LoadgenNotBuilt)
 
 
 @dataclass(frozen=True)
