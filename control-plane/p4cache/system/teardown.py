@@ -21,6 +21,7 @@ from softnic import netns
 NS_PREFIX = "p4c-"
 MGMT_IFACE = re.compile(r"p4cmgmt\d+")
 SWITCH_IFACE = re.compile(r"s\d+-eth\d+")
+SWITCH_BRIDGE = re.compile(r"s\d+")           # the host placement's plain bridge
 SWITCH_TARGETS = ("softnic", "simple_switch_grpc")
 
 
@@ -53,6 +54,15 @@ def _is_system_controller(argv: list[str]) -> bool:
 def _links() -> list[str]:
     out = netns.run(["ip", "-o", "link", "show"], check=False)
     return [line.split(":")[1].strip().split("@")[0] for line in out.splitlines() if ":" in line]
+
+
+def _empty_switch_bridges() -> list[str]:
+    """Bridges named like a topology's switch (``s1``) with no port left: what a host-placement
+    run leaves when its state file is lost (its ports went with the deleted veths)."""
+    out = netns.run(["ip", "-o", "link", "show", "type", "bridge"], check=False)
+    names = [line.split(":")[1].strip().split("@")[0] for line in out.splitlines() if ":" in line]
+    return [b for b in names if SWITCH_BRIDGE.fullmatch(b)
+            and not any(Path(f"/sys/class/net/{b}/brif").iterdir())]
 
 
 def _kill(pid: int) -> None:
@@ -104,6 +114,9 @@ def remove(run_dir: str | Path | None = None) -> list[str]:
         if link in recorded or MGMT_IFACE.fullmatch(link) or SWITCH_IFACE.fullmatch(link):
             netns.delete_link(link)
             removed.append(f"interface {link}")
+    for bridge in _empty_switch_bridges():   # the host placement's, if no state names it
+        netns.delete_link(bridge)
+        removed.append(f"bridge {bridge}")
     for name in (STATE_FILE, "state.tmp"):
         path = d / name
         if path.exists():

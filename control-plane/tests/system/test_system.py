@@ -347,3 +347,21 @@ def test_down_removes_everything(system: Path) -> None:
     assert again.returncode == 0 and "nothing was up" in again.stderr
     st = p4cache("status", "--json", run_dir=system)
     assert st.returncode == 3 and json.loads(st.stdout)["up"] is False
+
+
+def test_down_removes_an_empty_switch_bridge_left_without_state(tmp_path: Path) -> None:
+    """The host placement's bridge (named like the switch) survives a lost state file only until
+    the next down or up; a bridge that still has ports is somebody else's and stays."""
+    from p4cache.system import teardown
+
+    netns.run(["ip", "link", "add", "s97", "type", "bridge"])
+    netns.run(["ip", "link", "add", "s98", "type", "bridge"])
+    netns.run(["ip", "link", "add", "p4ctdummy", "type", "dummy"])
+    try:
+        netns.run(["ip", "link", "set", "p4ctdummy", "master", "s98"])
+        removed = teardown.remove(tmp_path / "no-run")
+        assert "bridge s97" in removed and "s97" not in links()
+        assert "s98" in links()
+    finally:
+        for link in ("s97", "s98", "p4ctdummy"):
+            netns.delete_link(link)
