@@ -354,14 +354,14 @@ def test_down_removes_an_empty_switch_bridge_left_without_state(tmp_path: Path) 
     the next down or up; a bridge that still has ports is somebody else's and stays."""
     from p4cache.system import teardown
 
-    netns.run(["ip", "link", "add", "s97", "type", "bridge"])
-    netns.run(["ip", "link", "add", "s98", "type", "bridge"])
-    netns.run(["ip", "link", "add", "p4ctdummy", "type", "dummy"])
     try:
-        netns.run(["ip", "link", "set", "p4ctdummy", "master", "s98"])
+        netns.run(["ip", "link", "add", "s97", "type", "bridge"])
+        netns.run(["ip", "link", "add", "s98", "type", "bridge"])
+        netns.run(["ip", "link", "add", "p4ctport", "type", "veth", "peer", "name", "p4ctpeer"])
+        netns.run(["ip", "link", "set", "p4ctport", "master", "s98"])
         removed = teardown.remove(tmp_path / "no-run")
         assert "bridge s97" in removed and "s97" not in links()
         assert "s98" in links()
     finally:
-        for link in ("s97", "s98", "p4ctdummy"):
+        for link in ("s97", "s98", "p4ctport"):
             netns.delete_link(link)
