@@ -219,6 +219,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "bpf_map_get_next_key": (_int, [_int, _vp, _vp]),
     "bpf_obj_get_info_by_fd": (_int, [_int, _vp, ctypes.POINTER(_u32)]),
     "bpf_prog_test_run_opts": (_int, [_int, ctypes.POINTER(BpfTestRunOpts)]),
+    "bpf_prog_get_fd_by_id": (_int, [_u32]),
     "bpf_xdp_attach": (_int, [_int, _int, _u32, ctypes.POINTER(BpfXdpAttachOpts)]),
     "bpf_xdp_detach": (_int, [_int, _u32, ctypes.POINTER(BpfXdpAttachOpts)]),
     "bpf_xdp_query_id": (_int, [_int, _int, ctypes.POINTER(_u32)]),
@@ -656,11 +657,16 @@ def test_run(
     *,
     live: bool = False,
     batch_size: int = 0,
+    flags: int = 0,
+    ingress_ifindex: int = 0,
 ) -> TestRunResult:
     """Run an XDP program on meta + data with BPF_PROG_TEST_RUN.
 
     live=True sets BPF_F_TEST_XDP_LIVE_FRAMES: the frames really go where the program sends
-    them (XDP_TX / XDP_REDIRECT), and no output frame comes back.
+    them (XDP_TX / XDP_REDIRECT, XDP_PASS up the stack), and no output frame comes back.
+    ``flags`` are further BPF_F_TEST_* flags, OR-ed in. ``ingress_ifindex`` is the context's
+    receiving interface (0: none); the kernel resolves it in the caller's network namespace,
+    and live frames then arrive on that interface's queue 0.
     """
     lib = _load_library()
     if len(meta) % 4 or len(meta) > XDP_META_MAX:
@@ -668,7 +674,8 @@ def test_run(
     if repeat < 1:
         raise BpfError(f"test_run: repeat is {repeat}, needs >= 1")
     frame = ctypes.create_string_buffer(bytes(meta) + bytes(data), max(len(meta) + len(data), 1))
-    ctx_in = XdpMd(data=len(meta), data_end=len(meta) + len(data))
+    ctx_in = XdpMd(data=len(meta), data_end=len(meta) + len(data),
+                   ingress_ifindex=ingress_ifindex)
     ctx_out = XdpMd()
     # room for what the program may add (a frame grows by at most a page of tailroom)
     out_size = max(TEST_RUN_DATA_OUT, len(meta) + len(data) + 4096)
@@ -680,9 +687,10 @@ def test_run(
         ctx_in=ctypes.cast(ctypes.pointer(ctx_in), ctypes.c_void_p),
         ctx_size_in=ctypes.sizeof(XdpMd),
         repeat=repeat,
+        flags=flags,
     )
     if live:
-        opts.flags = BPF_F_TEST_XDP_LIVE_FRAMES
+        opts.flags |= BPF_F_TEST_XDP_LIVE_FRAMES
         opts.batch_size = batch_size
     else:
         if batch_size:
@@ -705,6 +713,13 @@ def test_run(
 
 
 test_run.__test__ = False  # type: ignore[attr-defined]  # not a pytest test when imported
+
+
+def prog_get_fd_by_id(prog_id: int) -> int:
+    """A new fd of the loaded program with id ``prog_id`` (e.g. the one attached to an
+    interface, ``xdp_query_id``); the caller closes it with ``os.close``."""
+    lib = _load_library()
+    return _call(f"bpf_prog_get_fd_by_id ({prog_id})", lib.bpf_prog_get_fd_by_id, prog_id)
 
 
 # --- XDP attachment -------------------------------------------------------------------------------
