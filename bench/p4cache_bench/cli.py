@@ -27,6 +27,9 @@ BENCHMARKS = {
                     "Zipf 0.99 with the switch cache and without it (NetCache), on the lab"),
     "etc": ("etc", "Facebook ETC's write-heavy mix through the whole system: hit share, "
             "latencies, invalidations, promotions and a linearizability verdict"),
+    "hostpath": ("hostpath", "GETs answered/s and hit/miss latency with the xdp engine on "
+                 "memcached's own interface, against memcached alone and the Python engine, "
+                 "with the generator's ceiling and live-frame test runs in the kernel"),
     "pps": ("pps", "softnic against BMv2 packets/s on the cache's program (BMv2 only if "
             "simple_switch_grpc is on PATH)"),
 }
