@@ -31,6 +31,16 @@ class StatusServer:
                 except Exception as e:  # the worker did not answer in time
                     body = {"error": str(e)}
                 self.wfile.write(json.dumps(body).encode() + b"\n")
+                self.wfile.flush()
+                # Close gracefully: a socket closed with the client's request line still unread
+                # sends a reset, which can reach the client before the last of the body.
+                try:
+                    self.request.shutdown(socket.SHUT_WR)
+                    self.request.settimeout(1.0)
+                    while self.request.recv(4096):
+                        pass
+                except OSError:
+                    pass
 
         class Server(socketserver.ThreadingTCPServer):
             allow_reuse_address = True
