@@ -123,8 +123,8 @@ class Settings:
     seed: int = 1
 
 
-QUICK = Settings(keys=2000, reps=1, rates=[2000, 10_000], python_rates=[1000, 2000],
-                 step_s=1.0, warm_s=3.0, python_warm_s=2.0, live_s=0.5)
+QUICK = Settings(keys=2000, reps=1, rates=[2000, 10_000], python_rates=[1000],
+                 step_s=1.0, warm_s=2.0, python_warm_s=2.0, live_s=0.5)
 
 
 # ----------------------------------------------------------------------------- live frames
