@@ -75,6 +75,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from p4cache import paths
+from p4cache.workload.clients import memcached_stats
 from p4cache_bench.common import (
     KEEP_UP,
     LOSS_OK,
@@ -198,19 +199,10 @@ def mixed(hits: list[bytes], misses: list[bytes], h: float, n: int = LIVE_FRAMES
 
 
 def _memcached_gets(port: int) -> int:
-    with socket.create_connection(("127.0.0.1", port), timeout=5.0) as s:
-        s.sendall(b"stats\r\n")
-        buf = b""
-        while not buf.endswith(b"END\r\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    for line in buf.decode().split("\r\n"):
-        parts = line.split()
-        if len(parts) == 3 and parts[1] == "cmd_get":
-            return int(parts[2])
-    raise RuntimeError(f"memcached stats without cmd_get: {buf[:200]!r}")
+    gets = memcached_stats(("127.0.0.1", port)).get("cmd_get")
+    if gets is None:
+        raise RuntimeError("memcached stats without cmd_get")
+    return gets
 
 
 def _rx_packets(ns: str, ifname: str = "eth0") -> int:

@@ -16,12 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import socket
 import sys
 import time
 from pathlib import Path
 
 from p4cache.ring import HashRing
+from p4cache.workload import clients
 from p4cache.workload.clients import ERROR, NOT_SENT, UNKNOWN, TcpClient, UdpClient
 from p4cache.workload.coherence import Recorder
 from p4cache.workload.generator import DELETE, GET, SET, Fixed, Mix, Workload, open_loop
@@ -82,17 +82,7 @@ def stats(args: argparse.Namespace) -> int:
     """Each server's memcached counters (``stats`` through the gate), one JSON object."""
     out: dict[str, dict[str, int]] = {}
     for name, (ip, port) in args.servers.items():
-        with socket.create_connection((ip, port), timeout=args.tcp_timeout) as s:
-            s.sendall(b"stats\r\n")
-            buf = b""
-            while not buf.endswith(b"END\r\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-        out[name] = {parts[1].decode(): int(parts[2]) for line in buf.split(b"\r\n")
-                     if len(parts := line.split()) == 3 and parts[0] == b"STAT"
-                     and parts[2].isdigit()}
+        out[name] = clients.memcached_stats((ip, port), args.tcp_timeout)
     print(json.dumps(out))
     return 0
 

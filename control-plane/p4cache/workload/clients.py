@@ -18,6 +18,20 @@ ERROR = "error"       # refused before it reached memcached (SERVER_ERROR from t
 NOT_SENT = "not_sent"  # no connection could be made: nothing was sent, nothing happened
 
 
+def memcached_stats(addr: tuple[str, int], timeout: float = 5.0) -> dict[str, int]:
+    """memcached's numeric counters (``stats`` over TCP at ``addr``), e.g. ``cmd_get``."""
+    with socket.create_connection(addr, timeout=timeout) as s:
+        s.sendall(b"stats\r\n")
+        buf = b""
+        while not buf.endswith(b"END\r\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    return {parts[1].decode(): int(parts[2]) for line in buf.split(b"\r\n")
+            if len(parts := line.split()) == 3 and parts[0] == b"STAT" and parts[2].isdigit()}
+
+
 def parse_get_reply(body: bytes, key: bytes) -> bytes | None:
     """Value of a single-key get reply, None for a miss; ValueError if it is not one."""
     if body == b"END\r\n":
