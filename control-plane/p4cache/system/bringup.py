@@ -159,6 +159,7 @@ class _Up:
                                 30)
             self.st.switches[h.name] = {"grpc_addr": grpc, "log": str(log),
                                         "interfaces": pl.server_ports()}
+            self.st.grpc_addr = ", ".join(s["grpc_addr"] for s in self.st.switches.values())
             self.st.save()
 
     def management(self) -> None:
@@ -284,15 +285,16 @@ def up(topo_path: str | Path | None = None, target: str = "softnic",
         compiler, _ = TARGETS[target]
         program = p4program.build(compiler=compiler)
         sw = topo.switches[0]
+        on_host = placement == pl.HOST     # then the servers' programs listen, not the switch
         deadline = time.monotonic() + 5.0   # a switch just removed may still be exiting
-        while _listening(sw.grpc_addr) and time.monotonic() < deadline:
+        while not on_host and _listening(sw.grpc_addr) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if _listening(sw.grpc_addr):
+        if not on_host and _listening(sw.grpc_addr):
             raise UpError(f"something already listens on {sw.grpc_addr} (another switch?); stop "
                           f"it or change switches.{sw.name}.grpc_addr in {topo.source}")
         st = RunState(run_dir=str(d), target=target, placement=placement,
                       topology=str(Path(topo.source).resolve()),
-                      builder_pid=os.getpid(), grpc_addr=sw.grpc_addr,
+                      builder_pid=os.getpid(), grpc_addr="" if on_host else sw.grpc_addr,
                       status_addr=_free_status_addr(),
                       program={"bmv2_json": str(program.json_path),
                                "p4info": str(program.p4info_path)},
@@ -300,19 +302,19 @@ def up(topo_path: str | Path | None = None, target: str = "softnic",
         st.namespaces = [h.ns for h in st.hosts]
         st.interfaces = [f"{sw.name}-eth{h.switch_port}" for h in st.hosts] + \
             [h.mgmt_iface for h in st.servers if h.mgmt_iface] + \
-            ([sw.name] if placement == pl.HOST else [])    # the plain bridge
+            ([sw.name] if on_host else [])    # the plain bridge
         st.log_dir.mkdir(parents=True, exist_ok=True)
         st.save()
         try:
             u = _Up(st, topo, slots, say)
-            if placement == pl.HOST:
+            if on_host:
                 say(f"network: {len(topo.hosts)} hosts on the bridge {sw.name}, the cache's "
                     f"program on each of {len(topo.servers)} servers (xdp)")
             else:
                 say(f"network: {len(topo.hosts)} hosts on {sw.name} ({target})")
             u.network()
             u.management()
-            if placement == pl.HOST:
+            if on_host:
                 say("the servers' programs")
                 u.server_programs()
             say("memcached and agents")

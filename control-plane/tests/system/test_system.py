@@ -276,6 +276,10 @@ def test_status_json_describes_the_system(system: Path) -> None:
     # the host placement: two controllers, 64 slots each, one status
     assert ctl["cache"]["slots"] == (128 if on_host(system) else 64)
     assert len(doc["controllers"]) == (2 if on_host(system) else 1)
+    # the P4Runtime servers: the switch's, or one per server's program on its management address
+    grpc = doc["grpc_addr"].split(", ")
+    assert len(grpc) == (2 if on_host(system) else 1) and all(a.endswith(":9559") or not
+                                                              on_host(system) for a in grpc)
     assert sorted(a["name"] for a in ctl["agents"] if a["up"]) == ["m1", "m2"]
 
 
