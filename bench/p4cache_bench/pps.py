@@ -88,7 +88,7 @@ def bmv2_run(topo, cpu_port: int) -> Iterator[str]:  # noqa: ANN001 - a softnic.
 def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]]:  # noqa: ANN001
     """client - switch - server on veth, the cache filled; like dataplane.veth_rig for either
     switch."""
-    from p4cache.topo.placement import receive_redirects
+    from p4cache.topo.placement import XDP_ENGINE, receive_redirects
     from p4cache_bench import dataplane as dpb
     from softnic.netns import Topology
 
@@ -98,7 +98,7 @@ def rig(target: str, prog, wls: list) -> Iterator[tuple[Agent, dict[str, Agent]]
             for h in topo.hosts:        # the program redirects into the switch's veths
                 receive_redirects(h.ifname, h.ns)
         run = (softnic_run(topo, cpu) if target == "softnic"
-               else softnic_run(topo, cpu, engine=["--engine", "xdp"]) if target == "xdp"
+               else softnic_run(topo, cpu, engine=XDP_ENGINE) if target == "xdp"
                else bmv2_run(topo, dpb.CPU_PORT))
         with run as grpc_addr, dpb.rig_agents(topo, grpc_addr, prog, wls) as agents:
             yield agents

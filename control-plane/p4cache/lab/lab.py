@@ -270,7 +270,7 @@ class Lab:
             self._wire_host_placement(hosts)
         else:
             self.grpc_addr = f"127.0.0.1:{_free_port()}"
-            xdp = ["--engine", "xdp"] if self.spec.target == "xdp" else []
+            xdp = list(pl.XDP_ENGINE) if self.spec.target == "xdp" else []
             self._switch_argv = switch_argv(self.grpc_addr, dp.CPU_PORT,
                                             {h.port: h.veth for h in hosts}, extra=xdp)
             if xdp:
@@ -292,11 +292,7 @@ class Lab:
     def _wire_host_placement(self, hosts: list[Host]) -> None:
         """No P4 switch: the hosts' veths on a kernel bridge, the program on the server's eth0
         (and its agent's veth), its P4Runtime server on the management address."""
-        netns.run(["ip", "link", "add", self.bridge, "type", "bridge"])
-        netns.quiet_interface(self.bridge)
-        netns.run(["ip", "link", "set", self.bridge, "up"])
-        for h in hosts:
-            netns.run(["ip", "link", "set", h.veth, "master", self.bridge])
+        pl.add_bridge(self.bridge, [h.veth for h in hosts])
         server = self.servers[0]
         assert server.mgmt_ip
         pl.receive_redirects(server.veth)     # hits leave the server's eth0 by redirect

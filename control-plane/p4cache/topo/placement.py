@@ -39,6 +39,7 @@ AGENT_IFACE = "p4agent0"
 PROGRAM_IFACE = "p4agent1"
 AGENT_MAC = "02:00:00:00:00:fd"     # AGENT_IFACE's; one per namespace, so it may repeat
 BROADCAST_MAC = "ff:ff:ff:ff:ff:ff"
+XDP_ENGINE = ("--engine", "xdp")    # softnic run's option for the kernel engine
 GRPC_PORT = 9559                    # each server's P4Runtime server, on its management address
 
 
@@ -77,6 +78,16 @@ def wire_server(ns: str, server_ip: str, switch_ip: str, switch_mac: str) -> Non
                "nud", "permanent"], ns=ns)
 
 
+def add_bridge(name: str, ports: list[str]) -> None:
+    """A plain Linux bridge over ``ports`` (root namespace), quiet like every veth here."""
+    netns.run(["ip", "link", "add", name, "type", "bridge"])
+    netns.quiet_interface(name)
+    for iface in ports:
+        netns.quiet_interface(iface)
+        netns.run(["ip", "link", "set", iface, "master", name, "up"])
+    netns.run(["ip", "link", "set", name, "up"])
+
+
 def server_ports() -> dict[int, str]:
     """The program's ports on a server that have an interface (HOST_PORT has none)."""
     return {WIRE_PORT: WIRE_IFACE, AGENT_PORT: PROGRAM_IFACE}
@@ -84,7 +95,7 @@ def server_ports() -> dict[int, str]:
 
 def server_engine_args(xdp_mode: str = "native") -> list[str]:
     """``softnic run`` options of a server's program, beside its ports and gRPC address."""
-    return ["--engine", "xdp", "--xdp-mode", xdp_mode, "--host-port", str(HOST_PORT)]
+    return [*XDP_ENGINE, "--xdp-mode", xdp_mode, "--host-port", str(HOST_PORT)]
 
 
 def server_l2(server_mac: str) -> list[tuple[str, int]]:

@@ -21,6 +21,7 @@ from typing import Any
 from mininet.node import Switch
 
 from p4cache.lab import lab as labmod
+from p4cache.topo import placement as pl
 from softnic import netns
 
 
@@ -100,7 +101,7 @@ class XdpSwitch(P4RuntimeSwitch):
     XDP and attached to the switch's ports (docs/xdp.md)."""
 
     target = "softnic"
-    engine_args = ("--engine", "xdp")
+    engine_args = pl.XDP_ENGINE
 
 
 class SimpleSwitchGrpc(P4RuntimeSwitch):
@@ -123,12 +124,7 @@ class KernelBridge(Switch):
         return {port: intf.name for port, intf in self.intfs.items() if intf.name != "lo"}
 
     def start(self, controllers: list[Any]) -> None:
-        netns.run(["ip", "link", "add", self.name, "type", "bridge"])
-        netns.quiet_interface(self.name)
-        for iface in self.data_ports().values():
-            netns.quiet_interface(iface)
-            netns.run(["ip", "link", "set", iface, "master", self.name, "up"])
-        netns.run(["ip", "link", "set", self.name, "up"])
+        pl.add_bridge(self.name, list(self.data_ports().values()))
 
     def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 - Mininet's signature
         netns.delete_link(self.name)
