@@ -72,7 +72,8 @@ typedef bit<32> version_t;
 #define STAT_UNTRUSTED 6     // control datagrams from a source not in trusted_agents (dropped)
 #define STAT_NOT_ALLOWED 7   // candidate GETs from clients outside the allow-list (forwarded)
 #define STAT_FLUSH 8         // datagrams that could change items the switch cannot tell: all slots
-                             // invalidated (flush_all, gat, a second command, ...), then forwarded;
+                             // invalidated (flush_all, gat, a second command, a first fragment to
+                             // the memcached port, any later UDP fragment, ...), then forwarded;
                              // and OP_FLUSH datagrams applied
 #define STAT_REFILL 9        // GETs of a cached key whose slot stopped answering that asked for a
                              // refill (once per fill; the digest may be that GET's hot-key report)

@@ -2,7 +2,8 @@
 
 Written from the behaviour rules of the data plane (the brief of the bad-input issue, updated by
 the review of p4src in cfe033f, by the flush rules of 854b3a7 and by e30b69f: trust by port and
-address, first fragments, base64 meta keys, harmless one-line commands; docs/dataplane.md,
+address, first fragments, base64 meta keys, harmless one-line commands; and by issue 20: later
+UDP fragments flush; docs/dataplane.md,
 "Writes in flight, and flushes", docs/update-protocol.md; the protocol comments of
 ``p4src/shared/define.p4``) and from memcached's text protocol, not from the P4 code: it reads
 frames its own way and keeps its own copy of the slot registers, the cache generation and the
@@ -12,7 +13,8 @@ the same output frames, byte for byte, and the same register and counter content
 Rules the model applies (``predict``):
 
 * The switch looks into UDP only in IPv4 (version 4, IHL >= 5, options skipped) datagrams that
-  start in the frame (fragment offset 0). A frame shorter than an Ethernet header is dropped.
+  start in the frame (fragment offset 0); of a later fragment it reads only the IPv4 header
+  (it flushes, below). A frame shorter than an Ethernet header is dropped.
   Anything the switch does not answer, consume or drop below leaves unchanged by the port of its
   destination MAC (l2 table), or is dropped when the MAC is unknown (the tests install no routes).
   Nothing sent to the memcached port is dropped for what it says (since 854b3a7).
@@ -48,7 +50,11 @@ Rules the model applies (``predict``):
   deletes ``foo``); flush_all, gat, gats and the binary protocol whatever follows; any other
   datagram that is not one line, or whose line starts with a blank, a control byte or ``\r``
   (no command word); and any UDP datagram to 11211 in a first fragment (MF set), even one whose
-  frame header is not in it (the rest of the datagram is out of sight). One whole line with
+  frame header is not in it (the rest of the datagram is out of sight); and every later
+  fragment of a UDP datagram (version 4, protocol 17, fragment offset not 0: no UDP header, so
+  to any destination and port, whatever its IHL, lengths or checksum), since the fragment that
+  completes the host's reassembly, when memcached runs the datagram, is the first or one of
+  these. One whole line with
   another command word (``version``, ``stats``, ``foo bar``: memcached changes nothing) does not
   flush. A flush moves ``cache_generation`` on by one (64 bits: it never wraps in practice); the
   datagram is forwarded unchanged.
@@ -241,6 +247,7 @@ def read_line(data: bytes, *, bare_lf_ends: bool) -> Line:
 
 
 FIRST_FRAGMENT = "a first fragment: the rest of the datagram is out of sight"
+LATER_FRAGMENT = "a later UDP fragment: it may complete a datagram the switch could not read"
 
 STOP_REASONS = {"cut": "the frame ends inside the line",
                 "word": "no blank after the command word",
@@ -376,6 +383,14 @@ class Oracle:
         return Udp(ip=ip, sport=sport, dport=dport, length=length, checksum=csum, at=at,
                    body=frame[at + 8:])
 
+    def later_udp_fragment(self, frame: bytes) -> bool:
+        """An IPv4 (version 4) fragment of a UDP datagram that does not start the datagram
+        (fragment offset not 0), whatever its destination, header length or checksum."""
+        if len(frame) < 14 or frame[12:14] != b"\x08\x00":
+            return False
+        ip = self.read_ip(frame, 14)
+        return ip is not None and ip.version == 4 and ip.frag != 0 and ip.proto == 17
+
     def udp_of(self, frame: bytes) -> Udp | None:
         """The UDP datagram the switch looks into, if any (first fragments and options too)."""
         if len(frame) < 14 or frame[12:14] != b"\x08\x00":
@@ -418,6 +433,10 @@ class Oracle:
             plain = Verdict("dropped", "unknown destination MAC")
         else:
             plain = Verdict("forwarded", "not for the cache", outputs=[(out_port, frame)])
+        if self.later_udp_fragment(frame):
+            plain.reason = "a later IPv4 fragment of a UDP datagram"
+            self.flush(plain, LATER_FRAGMENT)
+            return plain
         u = self.udp_of(frame)
         if u is None:
             return plain

@@ -2,8 +2,9 @@
 
 Everything is drawn from one ``random.Random(seed)``, so a seed and a count name a run exactly.
 A datagram is a valid or near-valid seed (GET, write, control datagram, other memcached command,
-command lines built to sit on the flush rules' edges, a memcached datagram split into two IPv4
-fragments sent one after the other, random bytes) from a client, a stranger, a trusted agent on
+command lines built to sit on the flush rules' edges, a datagram (mostly a memcached one) split
+into two or three IPv4 fragments sent one after the other, in order or the later ones first,
+random bytes) from a client, a stranger, a trusted agent on
 its own port or a trusted agent's address on another port (spoofed), sent into a data port or as
 a packet-out, then 0..4 mutations (bit flips,
 byte sets to edge values, inserts, deletes, splices with a recent frame, truncation, padding,
@@ -228,26 +229,41 @@ class Corpus:
         return Datagram(data, rng.choice(rg.DATA_PORTS), origin="random bytes")
 
     def fragmented(self, src: int, smac: bytes, port: int) -> Datagram:
-        """A memcached datagram (a get, a write, lines) split into two IPv4 fragments: the first
-        is returned, the rest comes next (``self.pending``), or is lost now and then."""
+        """A datagram split into two or three IPv4 fragments: mostly a memcached one (a get, a
+        write, lines), now and then one to another UDP port or a TCP segment (protocol 6: its
+        later fragments do not flush). One fragment is returned, the others come next
+        (``self.pending``): in order, or the later ones first (the host completes the datagram at
+        whichever arrives last), and one of them is lost now and then."""
         rng = self.rng
         payload = rng.choice((self.get, self.write, self.lines))()
-        f = self.frame(payload, co.MEMCACHED_PORT, src, smac)
-        ip, dgram = f[14:34], f[34:]
+        dport = co.MEMCACHED_PORT if rng.random() < 0.85 else rng.choice((53, 11311, 4789))
+        f = self.frame(payload, dport, src, smac)
+        ip, dgram = bytearray(f[14:34]), f[34:]
+        if rng.random() < 0.1:
+            ip[9] = 6
         words = rng.choice((1, 1, 2, 3, max(1, (len(dgram) - 1) // 8)))
         cut = min(8 * words, len(dgram))
+        ends = [cut] if cut < len(dgram) else []
+        if ends and rng.random() < 0.3 and len(dgram) - cut > 8:  # a middle fragment too
+            ends.append(cut + 8 * rng.randrange(1, (len(dgram) - cut + 7) // 8))
+        ends.append(len(dgram))
 
-        def fragment(data: bytes, flags_frag: int) -> bytes:
+        def fragment(a: int, b: int) -> Datagram:
             h = bytearray(ip)
-            struct.pack_into("!HHH", h, 2, 20 + len(data), struct.unpack_from("!H", h, 4)[0],
+            flags_frag = (0x2000 if b < len(dgram) or a == 0 else 0) | a // 8  # MF
+            struct.pack_into("!HHH", h, 2, 20 + b - a, struct.unpack_from("!H", h, 4)[0],
                              flags_frag)
             struct.pack_into("!H", h, 10, w.ipv4_header_checksum(bytes(h)))
-            return f[:14] + bytes(h) + data
+            which = "first" if a == 0 else "last" if b == len(dgram) else "middle"
+            return Datagram(f[:14] + bytes(h) + dgram[a:b], port, origin=f"fragment ({which})")
 
-        if cut < len(dgram) and rng.random() < 0.9:
-            self.pending.append(Datagram(fragment(dgram[cut:], cut // 8), port,
-                                         origin="fragment (rest)"))
-        return Datagram(fragment(dgram[:cut], 0x2000), port, origin="fragment (first)")
+        pieces = [fragment(a, b) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+        if len(pieces) > 1 and rng.random() < 0.25:  # the later fragments arrive first
+            pieces = pieces[1:] + pieces[:1]
+        if len(pieces) > 1 and rng.random() < 0.1:  # one is lost
+            del pieces[rng.randrange(len(pieces))]
+        self.pending.extend(pieces[1:])
+        return pieces[0]
 
     # -- mutations
     def mutate(self, f: bytes) -> bytes:

@@ -308,8 +308,8 @@ def _case_strategies():
                   st.integers(1, 10)),
         st.builds(lambda n: ("IHL below 5", no, no, {"ip": {"ihl": n}}), st.integers(0, 4)),
         get_case("more fragments", no, yes, ip={"flags": 1}),
-        st.builds(lambda o: ("fragment offset", no, no, {"ip": {"frag": o}}),
-                  st.integers(1, 0x1FFF)),
+        st.builds(lambda o: ("fragment offset (a later fragment: flushes)", no, yes,
+                             {"ip": {"frag": o}}), st.integers(1, 0x1FFF)),
         st.builds(lambda p: ("IP protocol", no, no, {"ip": {"proto": p}}),
                   st.integers(0, 255).filter(lambda p: p != 17)),
         st.builds(lambda t: ("EtherType", no, no, {"ethertype": t}),
@@ -450,7 +450,7 @@ def _write_cases():
                   st.integers(0, 63)),
         st.builds(lambda a: ("from anyone", yes, RULE, {"src": a}),
                   st.sampled_from(CLIENTS + STRANGERS + (AGENT_IP,))),
-        st.builds(lambda o: ("later fragment", no, no, {"ip": {"frag": o}}),
+        st.builds(lambda o: ("later fragment (flushes)", no, yes, {"ip": {"frag": o}}),
                   st.integers(1, 0x1FFF)),
         st.builds(lambda p: ("IP protocol", no, no, {"ip": {"proto": p}}),
                   st.integers(0, 255).filter(lambda p: p != 17)),
@@ -625,9 +625,9 @@ def test_control_datagrams(rig, payload, via, newer, udp_len_delta):
 def test_a_first_fragment_flushes(rig, line, words, dport, src, options):
     """A UDP datagram to the memcached port split into IPv4 fragments: the first one (MF set,
     offset 0) flushes whatever it holds after the UDP header (no memcached frame header, part of
-    it, part of a line), since the host reassembles what the switch cannot see; the rest, which
-    carries no UDP header, is forwarded unchanged and changes nothing. To another port, nothing
-    flushes."""
+    it, part of a line), since the host reassembles what the switch cannot see; to another port
+    it does not. The rest, which carries no UDP header, is forwarded unchanged and flushes
+    whatever the port (issue 20: the fragment completing the reassembly may be that one)."""
     for k in KEYS:
         ensure_valid(rig, k)
     dgram = w.udp(w.memcache_hdr(5) + line, sport=40004, dport=dport)
@@ -644,8 +644,9 @@ def test_a_first_fragment_flushes(rig, line, words, dport, src, options):
         answering = [s for s in CACHED.values() if rig.answers(s)]
         rest = w.ether(w.ipv4(dgram[cut:], frag=words, **fields))
         v = rig.send(CLIENT_PORT, rest)
-        assert v.kind == "forwarded" and not v.writes and not flushed(rig, gen), v.reason
-        assert all(rig.answers(s) for s in answering)
+        assert v.kind == "forwarded" and v.outputs == [(SERVER_PORT, rest)], v.reason
+        assert flushed(rig, gen), v.reason
+        assert not any(rig.answers(s) for s in answering)
 
 
 # -- 5. anything at all in the UDP payload, and sequences of operations
@@ -673,6 +674,13 @@ FLUSHING = [w.udp_frame(w.memcache_hdr(3) + line, src=CLIENTS[0], dst=SERVER_IP,
 FLUSHING.append(w.ether(w.ipv4(w.udp(w.memcache_hdr(3) + b"delete hello\r\n", sport=40002,
                                      dport=co.MEMCACHED_PORT)[:8],
                                src=CLIENTS[0], dst=SERVER_IP, flags=1)))
+# Later fragments (issue 20): the rest of that `delete hello`, and the last fragment of some UDP
+# datagram to a client, which the switch cannot tell from a memcached one.
+FLUSHING.append(w.ether(w.ipv4(w.udp(w.memcache_hdr(3) + b"delete hello\r\n", sport=40002,
+                                     dport=co.MEMCACHED_PORT)[8:],
+                               src=CLIENTS[0], dst=SERVER_IP, frag=1)))
+FLUSHING.append(w.ether(w.ipv4(b"z" * 40, src=SERVER_IP, dst=CLIENTS[0], flags=1, frag=185),
+                        dst=w.CLIENT_MAC, src=w.SERVER_MAC))
 HARMLESS_LINES = [b"version\r\n", b"stats\r\n", b"foo bar\r\n", b"get\r\n", b"mn\r\n",
                   b"GET hello\r\n"]
 
@@ -828,5 +836,7 @@ def test_the_suite_saw_every_verdict(rig):
     for kind in ("answered", "forwarded", "acked", "dropped", "sent"):
         assert kinds.get(kind, 0) > 0, kinds
     assert rig.tally.flushes and rig.model.stats[co.STAT_FLUSH] == rig.counts()[co.STAT_FLUSH]
+    for why in (co.FIRST_FRAGMENT, co.LATER_FRAGMENT):
+        assert rig.tally.flushes.get(why, 0) > 0, rig.tally.flushes
     assert rig.tally.reasons.get("flush requested", 0) > 0, rig.tally.reasons  # OP_FLUSH
     assert rig.sw.stats.engine_errors == 0 and rig.sw.stats.assert_failures == 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import time
 
+import cache_oracle as co
 import pytest
 from cache_rig import LOOKUP, Mismatch, Rig, engine_errors
 from fuzz_corpus import Corpus
@@ -112,6 +113,8 @@ def check_fuzz(rig: Rig, fuzz_n: int, fuzz_seed: int) -> None:
         assert reasons.get("refill across a flush refused", 0) > 0, reasons
         assert reasons.get("flush requested", 0) > 0, reasons  # OP_FLUSH
         assert reasons.get("flush request with a body (UDP length not 18)", 0) > 0, reasons
+        for why in (co.FIRST_FRAGMENT, co.LATER_FRAGMENT):  # fragments reached
+            assert rig.tally.flushes.get(why, 0) > 0, rig.tally.flushes
         if rig.strict is not None:  # the open deviations are reached (fixed or not)
             assert rig.tally.deviated > 0
         assert kinds["answered"] >= fuzz_n // 200, kinds  # flushes must leave room for hits

@@ -8,9 +8,9 @@ and the marker go. Fixed ones are kept as regressions: cfe033f, fb1562d, the coh
 closed by the flush of 854b3a7, a bare "\n" hiding a second command (BARE_LF) and the 32-bit
 cache generation that wrapped (both fixed after 93900cb), and the holes closed by e30b69f: a
 spoofed agent address, a write behind a first fragment holding only the UDP header, a meta
-command naming its key in base64; one whole harmless line no longer flushes. No deviation from
-the rules is open. One coherence hole outside the rules is open, as a strict xfail that does not
-go through the model: a write whose last fragment comes late (end of this file).
+command naming its key in base64; one whole harmless line no longer flushes; and the coherence
+hole closed by issue 20, a write whose last fragment comes late (every later UDP fragment
+flushes; end of this file). No deviation from the rules is open, and no strict xfail is left.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from cache_rig import (
     CACHED,
     CLIENT_PORT,
     CLIENTS,
+    SERVER2_IP,
     SERVER2_PORT,
     SERVER_IP,
     SERVER_PORT,
@@ -252,8 +253,8 @@ def test_a_write_behind_a_first_fragment_with_only_the_udp_header_flushes(strict
     first, rest = fragments(b"delete hello\r\n", 1)
     v = strict.send(CLIENT_PORT, first)
     assert v.kind == "forwarded" and v.flush and v.outputs == [(SERVER_PORT, first)]
-    v = strict.send(CLIENT_PORT, rest)
-    assert v.kind == "forwarded" and not v.flush and v.outputs == [(SERVER_PORT, rest)]
+    v = strict.send(CLIENT_PORT, rest)  # flushes too since issue 20 (a later UDP fragment)
+    assert v.kind == "forwarded" and v.flush and v.outputs == [(SERVER_PORT, rest)]
     assert not answered(strict, b"hello")
 
 
@@ -287,18 +288,17 @@ def test_other_lines_still_flush(strict, line):
     assert through and not served
 
 
-# -- open: outside the rules (the model does not say what the fix should do, so the late
-# fragment and the GET go to the engine directly)
+# -- closed by issue 20: every later UDP fragment flushes. The late fragment and the GET still
+# go to the engine directly (the check does not lean on the model), then through the model.
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="open: a write completed by a late IPv4 fragment is never seen")
 def test_a_write_completed_by_a_late_fragment_is_not_served_stale(strict):
     # The first fragment flushes (e30b69f), but memcached applies the write only when the last
     # fragment arrives, which the host waits for up to its reassembly timeout (Linux: 30 s). A
     # refill in between (invalidate, fetch the old value, fill) is applied, and the last fragment,
-    # carrying no UDP header, changes nothing: the old value is served after memcached has the
-    # new one (memcached 1.6.18 applies a `set` whose last fragment comes 3 s late).
+    # carrying no UDP header, used to change nothing: the old value was served after memcached
+    # had the new one (memcached 1.6.18 applies a `set` whose last fragment comes 3 s late).
+    # Now the last fragment flushes as it crosses the switch, before the host can reassemble.
     slot = CACHED[b"hello"]
     old = b"VALUE hello 0 3\r\nold\r\nEND\r\n"
     strict.fill(slot, old)
@@ -311,3 +311,58 @@ def test_a_write_completed_by_a_late_fragment_is_not_served_stale(strict):
     finally:
         strict.resync()
     assert not [frame for port, frame in out if port == CLIENT_PORT], "old value served"
+    # The same through the model: the last fragment flushes, the GET is a miss.
+    strict.fill(slot, old)
+    assert strict.send(CLIENT_PORT, first).flush
+    strict.fill(slot, old)
+    v = strict.send(CLIENT_PORT, last)
+    assert v.kind == "forwarded" and v.flush and v.outputs == [(SERVER_PORT, last)]
+    assert not answered(strict, b"hello")
+    strict.fill(slot, old)  # a refill after the last fragment is served again
+    assert answered(strict, b"hello")
+
+
+@pytest.mark.parametrize("middle_first", [False, True])
+def test_every_later_fragment_flushes_in_any_order(strict, middle_first):
+    # Three fragments: the host completes the datagram at whichever arrives last, so each of
+    # them flushes, the middle one (MF set, offset not 0) and the last one (MF clear) alike,
+    # in either order, and a refill between two of them is stopped by the next.
+    slot = CACHED[b"hello"]
+    dgram = w.udp(dp.memcache_frame(8, b"set hello 0 0 20\r\n" + b"N" * 20 + b"\r\n"),
+                  sport=40001, dport=co.MEMCACHED_PORT)
+    ip = {"src": CLIENTS[0], "dst": SERVER_IP, "ident": 0x7778}
+    first = w.ether(w.ipv4(dgram[:16], flags=1, **ip))
+    middle = w.ether(w.ipv4(dgram[16:32], flags=1, frag=2, **ip))
+    last = w.ether(w.ipv4(dgram[32:], frag=4, **ip))
+    order = [middle, last, first] if middle_first else [first, last, middle]
+    for frag in order:
+        strict.fill(slot, b"VALUE hello 0 1\r\nv\r\nEND\r\n")
+        assert answered(strict, b"hello")
+        v = strict.send(CLIENT_PORT, frag)
+        assert v.kind == "forwarded" and v.flush and v.outputs == [(SERVER_PORT, frag)]
+        assert not answered(strict, b"hello")
+
+
+@pytest.mark.parametrize("fields", [{"dst": SERVER2_IP}, {"dst": CLIENTS[1]},
+                                    {"src": SERVER_IP, "dst": CLIENTS[0]}, {"ihl": 6},
+                                    {"checksum": 0}])
+def test_a_later_udp_fragment_flushes_whatever_its_destination(strict, fields):
+    # No UDP header, so no port: the switch cannot tell a memcached datagram from another, and
+    # flushes for every later UDP fragment, to a server or not, well formed or not.
+    strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
+    ip = {"src": CLIENTS[0], "dst": SERVER_IP, "ident": 0x7779, "frag": 3, **fields}
+    frame = w.ether(w.ipv4(b"x" * 24, **ip))
+    assert strict.send(CLIENT_PORT, frame).flush
+    assert not answered(strict, b"hello")
+
+
+@pytest.mark.parametrize("fields", [{"proto": 6}, {"proto": 1}, {"version": 6}, {"frag": 0}])
+def test_other_fragments_do_not_flush(strict, fields):
+    # A later fragment of TCP or ICMP, an IPv4 header with another version (no host takes it),
+    # and a whole datagram (offset 0, MF clear) of no UDP port the switch reads.
+    strict.fill(CACHED[b"hello"], b"VALUE hello 0 1\r\nv\r\nEND\r\n")
+    ip = {"src": CLIENTS[0], "dst": SERVER_IP, "ident": 0x777A, "frag": 3, **fields}
+    frame = w.ether(w.ipv4(b"x" * 24, **ip))
+    v = strict.send(CLIENT_PORT, frame)
+    assert v.kind == "forwarded" and not v.flush
+    assert answered(strict, b"hello")

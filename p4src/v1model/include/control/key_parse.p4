@@ -5,8 +5,9 @@
  * line; this control names the command (one exact match, as a hardware table would) and keeps a
  * GET a cache candidate only when it is exactly one single-key, single-datagram `get <key>\r\n`
  * with nothing after it. Every other shape is left to memcached. A datagram that may change
- * items the switch cannot name (memcached runs every command line in a datagram) sets
- * meta.flush: every slot is invalidated before the datagram goes on.
+ * items the switch cannot name (memcached runs every command line in a datagram), and every IPv4
+ * fragment that may complete a UDP datagram the switch could not read, sets meta.flush: every
+ * slot is invalidated before the frame goes on.
  */
 
 control KeyParse(inout headers_t hdr,
@@ -61,6 +62,17 @@ control KeyParse(inout headers_t hdr,
         if (hdr.udp.isValid() && hdr.udp.dst_port == MEMCACHED_PORT && hdr.ipv4.flags[0:0] == 1) {
             /* A first fragment: the rest of the datagram, which the host will reassemble, is
              * out of sight and may hold any command. */
+            meta.flush = 1;
+        }
+        if (hdr.ipv4.isValid() && hdr.ipv4.version == 4 && hdr.ipv4.frag_offset != 0
+                && hdr.ipv4.protocol == IP_PROTO_UDP) {
+            /* A later fragment of a UDP datagram: it carries no UDP header, so the switch cannot
+             * tell whether the datagram is for memcached, but the fragment that completes the
+             * host's reassembly is the first one (above) or one of these, and memcached runs the
+             * datagram only then. Flushing at every fragment flushes at that one, before
+             * memcached can apply a write inside (docs/dataplane.md, Limits; docs/coherence.md
+             * §5.1). Any UDP destination: no server address is known here for a datagram
+             * without its UDP header. */
             meta.flush = 1;
         }
         if (hdr.memcache.isValid()) {
