@@ -160,6 +160,7 @@ struct local_metadata_t {
     bit<16>        payload_len;  // UDP payload bytes of a reply or acknowledgement
     bit<1>         refill;       // a cached key missed: ask the controller to refill its slot
     bit<1>         reported;     // hot-key digest sent
+    bit<16>        hot_threshold; // misses in one epoch that make a key reported (admission)
     bit<1>         rewrite_ipv4; // the IPv4 header changed: recompute its checksum
 }
 

@@ -57,7 +57,10 @@
 #define SKETCH_WIDTH 16384
 #define BLOOM_WIDTH 32768
 
-/* A key is reported once its estimate reaches HOT_THRESHOLD misses within one epoch. */
+/* A key is reported once its estimate reaches the admission threshold within one epoch. The
+ * threshold is run-time state (the default action of HotKeys' `admission` table, which the
+ * controller rewrites as the cache fills); HOT_THRESHOLD is its value until the controller
+ * sets one, and what a switch without a controller uses. */
 #ifndef HOT_THRESHOLD
 #define HOT_THRESHOLD 8
 #endif

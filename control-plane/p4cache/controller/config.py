@@ -12,7 +12,8 @@
                          "action_params": {"p": 1}, "priority": 0, "default_action": false}],
       "cache": {"slots": 4096, "ttl_margin_s": 2.0, "epoch_s": 1.0, "ema_alpha": 0.5,
                 "hotter_factor": 1.0, "max_inflight": 16, "fill_attempts": 3,
-                "ack_timeout_s": 0.05, "ack_attempts": 6, "agent_timeout_s": 5.0},
+                "ack_timeout_s": 0.05, "ack_attempts": 6, "agent_timeout_s": 5.0,
+                "threshold_min": 1, "threshold_max": 4096, "digest_budget": 2000},
       "status_listen": "127.0.0.1:11214"
     }
 
@@ -100,6 +101,11 @@ class CacheConfig:
     ack_timeout_s: float = 0.05     # first wait for a control datagram's ack (then doubled)
     ack_attempts: int = 6           # transmissions of one control datagram
     agent_timeout_s: float = 5.0    # one agent request (its fence waits up to 2 s)
+    # The data plane's report threshold (misses per data-plane epoch) moves within these
+    # bounds (policy/admission.py); equal bounds fix it.
+    threshold_min: int = 1
+    threshold_max: int = 4096
+    digest_budget: float = 2000.0   # reports/s above which the threshold goes up
 
 
 @dataclass(frozen=True)
@@ -322,7 +328,7 @@ def _table_entries(path: Path, items: Any) -> list[TableEntryConfig]:
 def _cache(r: _Reader) -> CacheConfig:
     d = CacheConfig()
     r.unknown(set(CacheConfig.__dataclass_fields__))
-    return CacheConfig(
+    c = CacheConfig(
         slots=r.integer("slots", d.slots, 1, dp.CACHE_SLOTS),
         ttl_margin_s=r.number("ttl_margin_s", d.ttl_margin_s, 0.0),
         epoch_s=r.number("epoch_s", d.epoch_s, 0.05, 3600.0),
@@ -333,7 +339,14 @@ def _cache(r: _Reader) -> CacheConfig:
         ack_timeout_s=r.number("ack_timeout_s", d.ack_timeout_s, 0.001, 10.0),
         ack_attempts=r.integer("ack_attempts", d.ack_attempts, 1, 100),
         agent_timeout_s=r.number("agent_timeout_s", d.agent_timeout_s, 0.1, 600.0),
+        threshold_min=r.integer("threshold_min", d.threshold_min, 1, 0xFFFF),
+        threshold_max=r.integer("threshold_max", d.threshold_max, 1, 0xFFFF),
+        digest_budget=r.number("digest_budget", d.digest_budget, 1.0, 1e7),
     )
+    if c.threshold_min > c.threshold_max:
+        r.fail(f"threshold_min {c.threshold_min} is above threshold_max {c.threshold_max}",
+               "threshold_min")
+    return c
 
 
 def parse(obj: Any, path: Path) -> Config:

@@ -46,6 +46,8 @@ class Metrics:
     probes: int = 0              # counter reads between epochs (a candidate found no victim)
     probed_cold: int = 0         # cached keys those reads found gone cold
     digests: int = 0
+    digests_dropped: int = 0     # digest entries dropped with the worker's queue full
+    threshold_changes: int = 0   # admission threshold writes to the switch
     flushes_seen: int = 0        # times the switch's flush counter moved
     switch_sessions: int = 0
     promotion_latency: Latency = field(default_factory=Latency)  # digest -> filled

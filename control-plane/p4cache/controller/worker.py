@@ -29,7 +29,7 @@ from .cache import CacheState, Phase
 from .config import Config
 from .metrics import Metrics
 from .p4rt import DigestMessage, PipelineFiles, Switch, SwitchError, SwitchUnavailable
-from .policy import PromotionPolicy
+from .policy import AdmissionThreshold, PromotionPolicy
 from .promote import ProtocolError, Workflows
 from .recovery import install_static, recover
 from .updates import AckTimeout, Updates
@@ -39,6 +39,10 @@ log = logging.getLogger("p4cache.controller")
 STAT_NAMES = ["hit", "miss", "invalidate", "update", "stale", "report", "untrusted",
               "not_allowed", "flush", "refill"]
 RECONNECT_S = 1.0
+ADMISSION = "CacheIngress.hot_keys.admission"
+SET_ADMISSION = "CacheIngress.hot_keys.set_admission"
+ADMIT_S = 0.1          # how often the admission threshold is looked at
+DIGEST_BACKLOG = 4096  # digest lists queued for the worker at most; beyond, dropped and counted
 
 
 class Controller:
@@ -48,6 +52,9 @@ class Controller:
         self.pipeline = pipeline
         self.clock = clock
         self.events: queue.Queue[tuple[Any, ...]] = queue.Queue()
+        self._backlog = 0            # digest lists on ``events`` (the stream thread adds)
+        self._backlog_lock = threading.Lock()
+        self._threshold_pushed: int | None = None  # what the switch's admission table holds
         self.metrics = Metrics()
         self.agents = {s.ip: AgentClient(s.name, s.agent, timeout=cfg.cache.agent_timeout_s)
                        for s in cfg.servers}
@@ -73,8 +80,14 @@ class Controller:
 
     def _new_policy(self) -> PromotionPolicy:
         c = self.cfg.cache
-        return PromotionPolicy(c.slots, c.ema_alpha, dp.HOT_THRESHOLD, c.epoch_s,
-                               c.hotter_factor)
+        defines = self.cfg.program.defines
+        initial = int(defines.get("HOT_THRESHOLD", dp.HOT_THRESHOLD))
+        epoch_s = (1 << int(defines.get("EPOCH_SHIFT", dp.EPOCH_SHIFT))) / 1e6
+        admission = AdmissionThreshold(initial, epoch_s, c.hotter_factor, c.threshold_min,
+                                       c.threshold_max, budget=c.digest_budget,
+                                       backlog_max=DIGEST_BACKLOG)
+        return PromotionPolicy(c.slots, c.ema_alpha, initial, epoch_s, c.hotter_factor,
+                               admission)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -95,15 +108,16 @@ class Controller:
     def run(self) -> None:
         """The worker loop (returns after stop())."""
         next_tick = self.clock()
-        last_tick = next_tick
+        last_tick = next_admit = next_tick
         while not self._stop.is_set():
             if self.switch is None:
                 if not self._connect():
                     self._idle(RECONNECT_S)
                     continue
-                next_tick = last_tick = self.clock()
+                next_tick = last_tick = next_admit = self.clock()
             deadline = self.cache.next_deadline()
-            wake = next_tick if deadline is None else min(next_tick, deadline)
+            wake = min(next_tick, next_admit)
+            wake = wake if deadline is None else min(wake, deadline)
             try:
                 ev = self.events.get(timeout=max(0.0, wake - self.clock()))
             except queue.Empty:
@@ -115,6 +129,9 @@ class Controller:
                 if self.switch is not None and now >= next_tick:
                     self._tick(now - last_tick)
                     last_tick, next_tick = now, now + self.cfg.cache.epoch_s
+                if self.switch is not None and now >= next_admit:
+                    self._admit(now)
+                    next_admit = now + ADMIT_S
                 if self.flows is not None:
                     self.flows.expire(self.clock())
             except (SwitchUnavailable, AckTimeout, ProtocolError) as e:
@@ -155,10 +172,11 @@ class Controller:
                                self.cfg.cache.ack_timeout_s, self.cfg.cache.ack_attempts)
         updates = self.updates
         sw.start_stream(on_packet_in=lambda p: updates.on_packet_in(p.payload),
-                        on_digest=lambda d: self.events.put(("digest", sid, d)),
+                        on_digest=lambda d: self._queue_digest(sid, d),
                         on_lost=lambda why: self.events.put(("lost", sid, why)))
         self.cache = CacheState(self.cfg.cache.slots)
         self.policy = self._new_policy()
+        self._threshold_pushed = None
         self.flows = Workflows(self.cfg, sw, updates, self.cache, self.policy, self.metrics,
                                self._agent_call, self.clock, self.trace)
         try:
@@ -244,6 +262,8 @@ class Controller:
         kind = ev[0]
         if kind == "digest":
             _, sid, msg = ev
+            with self._backlog_lock:
+                self._backlog -= 1
             if sid == self.session and self.flows is not None:
                 self._on_digest(msg)
         elif kind == "agent":
@@ -275,6 +295,33 @@ class Controller:
                 log.warning("unreadable digest %s: %s", d, e)
                 continue
             self.flows.on_digest(server, key)
+
+    def _queue_digest(self, sid: int, msg: DigestMessage) -> None:
+        """From the stream thread: a digest list for the worker, unless DIGEST_BACKLOG of them
+        wait already. A list dropped here is counted; the admission threshold goes up as the
+        backlog passes half of the bound, so drops are the last resort, not the rule."""
+        with self._backlog_lock:
+            if self._backlog >= DIGEST_BACKLOG:
+                self.metrics.digests_dropped += len(msg.data)
+                return
+            self._backlog += 1
+        self.events.put(("digest", sid, msg))
+
+    def _admit(self, now: float) -> None:
+        """Move the data plane's report threshold if the policy says so (policy/admission.py),
+        and make sure the switch holds it (a new session starts from the program's default)."""
+        assert self.switch is not None
+        busy = {e.slot for e in self.cache.entries.values() if e.phase is not Phase.FILLED}
+        change = self.policy.admit(now, busy, self._backlog)
+        value = self.policy.admission.value
+        if value == self._threshold_pushed:
+            return
+        self.switch.install(self.switch.entry(ADMISSION, {}, SET_ADMISSION,
+                                              {"threshold": str(value)}, default=True))
+        self._threshold_pushed = value
+        if change is not None:
+            self.metrics.threshold_changes += 1
+            log.info("admission threshold %d -> %d (%s)", change.old, change.new, change.why)
 
     def _tick(self, dt: float) -> None:
         """One epoch: counters, flush detection, the policy's estimates, agent heartbeats."""
@@ -363,6 +410,11 @@ class Controller:
             "pending": 0 if self.flows is None else len(self.flows.pending),
             "probes": m.probes, "probed_cold": m.probed_cold,
             "digests": m.digests,
+            "admission": {"threshold": self.policy.admission.value,
+                          "changes": m.threshold_changes,
+                          "overloads": self.policy.admission.overloads,
+                          "digests_dropped": m.digests_dropped,
+                          "digest_backlog": self._backlog},
             "written_retries": m.written_retries, "stale_resyncs": m.stale_resyncs,
             "latency": {"promotion": m.promotion_latency.summary(),
                         "eviction": m.eviction_latency.summary()},

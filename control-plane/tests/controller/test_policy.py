@@ -44,9 +44,9 @@ def test_frequency_baseline_when_the_count_is_unknown() -> None:
 
 
 def test_candidate_hotness_from_digests() -> None:
-    h = CandidateHotness(alpha=0.5, threshold=8, epoch_s=1.0)
-    assert h.report("k") == 8.0            # one digest: >= 8 misses this epoch
-    assert h.report("k") == 16.0
+    h = CandidateHotness(alpha=0.5)
+    assert h.report("k", 8.0) == 8.0            # one digest: >= 8 misses this epoch
+    assert h.report("k", 8.0) == 16.0
     h.end_epoch()
     assert h.score("k") == pytest.approx(8.0)  # EMA: 0.5 * 16
     h.end_epoch()
@@ -207,8 +207,8 @@ def test_small_cache_keeps_the_hottest_keys_in_a_simulated_run() -> None:
 
 
 def test_candidate_reports_are_recent_for_one_epoch_after_theirs() -> None:
-    h = CandidateHotness(alpha=0.5, threshold=8, epoch_s=1.0)
-    h.report("k")
+    h = CandidateHotness(alpha=0.5)
+    h.report("k", 8.0)
     assert h.recent("k")
     h.end_epoch()
     assert h.recent("k"), "reported in the epoch that just ended"

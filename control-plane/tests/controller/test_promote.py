@@ -130,9 +130,10 @@ def test_eviction_takes_the_coldest_only_for_a_hotter_candidate(make_controller,
                                                                 ) -> None:
     for k in ("a", "b", "c"):
         mc_set(agent, k, k.encode())
-    # A long epoch: the rates set below stay as they are (no counter poll decays them), and
-    # one digest stands for 8 misses in 60 s (0.13/s).
-    ctl = make_controller(slots=2, epoch_s=60.0)
+    # A long controller epoch: the rates set below stay as they are (no counter poll decays
+    # them). The admission threshold is held at 8: one digest stands for 8 misses in one
+    # data-plane epoch (7.6/s), weak evidence (below 8/s) counted as half of that.
+    ctl = make_controller(slots=2, epoch_s=60.0, threshold_min=8, threshold_max=8)
     ctl.inject_digest(SERVER_IP, b"a")
     ctl.inject_digest(SERVER_IP, b"b")
     wait_until(lambda: ctl.status()["cache"]["filled"] == 2, 10, "a and b filled")
@@ -141,11 +142,11 @@ def test_eviction_takes_the_coldest_only_for_a_hotter_candidate(make_controller,
     # (measured: a whole epoch of 60 s seen; a key not measured yet is never a victim)
     ctl.call(lambda c: (c.policy.frequency.start(slots["a"], 0, 0.0),
                         c.policy.frequency.start(slots["b"], 0, 0.0),
-                        c.policy.frequency.observe({slots["a"]: 60, slots["b"]: 12}, 60.0)))
-    ctl.inject_digest(SERVER_IP, b"c")       # one digest: 0.13/s, not hotter than b
+                        c.policy.frequency.observe({slots["a"]: 6000, slots["b"]: 600}, 60.0)))
+    ctl.inject_digest(SERVER_IP, b"c")       # one digest: 3.8/s, not hotter than b (10/s)
     wait_until(lambda: ctl.status()["rejected"] == 1, 5, "c rejected")
     assert {k["key"] for k in ctl.status()["keys"]} == {"a", "b"}
-    ctl.inject_digest(SERVER_IP, b"c")       # two in one epoch: 0.27/s > 0.2/s
+    ctl.inject_digest(SERVER_IP, b"c")       # two in one epoch: 15.3/s > 10/s
     wait_until(filled(ctl, b"c"), 10, "c filled")
     st = ctl.status()
     assert {k["key"] for k in st["keys"]} == {"a", "c"}

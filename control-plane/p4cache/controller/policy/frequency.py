@@ -83,7 +83,11 @@ class SlotFrequency:
                 continue  # first reading after start(count=None): baseline only
             delta = count - last if count >= last else count  # reset counter (new switch)
             sample = delta / dt
-            if slot not in self._sample or sample < self.collapse * rate:
+            # A sample is evidence of a changed rate only when enough hits were expected for
+            # their absence to mean something: a key at 2 hits/s sees none in a second 13 % of
+            # the time. Below that, the sample goes into the average like any other.
+            significant = max(rate, sample) * dt >= SIGNIFICANT
+            if significant and (slot not in self._sample or sample < self.collapse * rate):
                 if slot in self._sample and now is not None:
                     self._cold_since[slot] = min(self._cold_since.get(slot, now), now - dt)
                 self._rate[slot] = sample  # the first measurement, or the key went cold

@@ -1,9 +1,10 @@
 """Hotness of keys that are not cached, from the switch's hot-key digests.
 
 The data plane sends at most one digest per key and data-plane epoch, when the key's count-min
-estimate of misses in that epoch reaches HOT_THRESHOLD. So one digest says "at least
-``threshold`` misses in one epoch", a lower bound of ``threshold / epoch`` misses/s. Over
-controller epochs this is averaged (EMA) like the slots' hit rates, so the two compare.
+estimate of misses in that epoch reaches the admission threshold T (:mod:`.admission`). So one
+digest says "at least T misses in one epoch", a lower bound of ``T / epoch`` misses/s; the
+caller passes that bound with each report, as T changes at run time. Over controller epochs
+this is averaged (EMA) like the slots' hit rates, so the two compare.
 
 A key that leaves the cache keeps its measured hit rate as its hotness (:meth:`remember`),
 decaying like any other average: a key evicted while hot (a flush, a TTL, or a mistake) is
@@ -17,19 +18,19 @@ from collections.abc import Hashable
 
 
 class CandidateHotness:
-    def __init__(self, alpha: float, threshold: int, epoch_s: float,
-                 forget_below: float = 0.05) -> None:
+    def __init__(self, alpha: float, forget_below: float = 0.05, strong: float = 8.0) -> None:
         self.alpha = alpha
-        self.per_report = threshold / epoch_s  # misses/s one digest in an epoch stands for
+        self.strong = strong
         self.forget_below = forget_below
         self._rate: dict[Hashable, float] = {}
-        self._reports: dict[Hashable, int] = {}
+        self._reports: dict[Hashable, float] = {}  # this epoch: the reports' misses/s, summed
         self._epoch = 0
         self._seen: dict[Hashable, int] = {}   # key -> the epoch of its last digest
 
-    def report(self, key: Hashable) -> float:
-        """A digest for ``key`` arrived; returns its hotness now."""
-        self._reports[key] = self._reports.get(key, 0) + 1
+    def report(self, key: Hashable, per_report: float) -> float:
+        """A digest for ``key`` arrived, standing for ``per_report`` misses/s (the threshold it
+        was sent at over the epoch); returns the key's hotness now."""
+        self._reports[key] = self._reports.get(key, 0.0) + per_report
         self._seen[key] = self._epoch
         return self.score(key)
 
@@ -40,9 +41,16 @@ class CandidateHotness:
 
     def score(self, key: Hashable) -> float:
         """Misses/s: the average over past epochs, or this epoch's reports if that is more
-        (a key that just became hot is judged on what it does now)."""
-        now = self._reports.get(key, 0) * self.per_report
-        return max(self._rate.get(key, 0.0), now)
+        (a key that just became hot is judged on what it does now) and they are strong
+        evidence: at least ``strong`` misses/s. A weaker report (a low admission threshold:
+        one miss in an epoch is a coin toss for a key asked for every few seconds) counts as
+        what the average would be if the epoch ended now, so a key must report in epoch after
+        epoch to look as hot as its first report claims."""
+        now = self._reports.get(key, 0.0)
+        past = self._rate.get(key, 0.0)
+        if now >= self.strong:
+            return max(past, now)
+        return max(past, self.alpha * now + (1 - self.alpha) * past)
 
     def remember(self, key: Hashable, rate: float) -> None:
         """``key`` left the cache measured at ``rate`` hits/s: its hotness is at least that
@@ -54,7 +62,7 @@ class CandidateHotness:
         """Fold this epoch's reports into the averages; forget keys that went cold."""
         keys = set(self._rate) | set(self._reports)
         for key in keys:
-            sample = self._reports.get(key, 0) * self.per_report
+            sample = self._reports.get(key, 0.0)
             rate = self.alpha * sample + (1 - self.alpha) * self._rate.get(key, 0.0)
             if rate < self.forget_below:
                 self._rate.pop(key, None)

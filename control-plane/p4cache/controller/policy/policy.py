@@ -4,23 +4,46 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
+from .admission import AdmissionChange, AdmissionThreshold
 from .decide import Admit, Decision, choose
 from .frequency import SlotFrequency
 from .hotness import CandidateHotness
 from .slots import SlotAllocator
 
+COLD_QUANTILE = 0.1
+
 
 class PromotionPolicy:
     def __init__(self, slots: int, alpha: float, threshold: int, epoch_s: float,
-                 hotter_factor: float = 1.0) -> None:
+                 hotter_factor: float = 1.0, admission: AdmissionThreshold | None = None
+                 ) -> None:
+        """``threshold``: the data plane's report threshold to start from; ``epoch_s``: its
+        epoch (a report stands for threshold / epoch_s misses/s)."""
         self.slots = SlotAllocator(slots)
         self.frequency = SlotFrequency(alpha)
-        self.hotness = CandidateHotness(alpha, threshold, epoch_s)
+        self.hotness = CandidateHotness(alpha)
         self.hotter_factor = hotter_factor
+        self.admission = admission or AdmissionThreshold(threshold, epoch_s, hotter_factor)
 
     def candidate(self, key: Hashable) -> float:
-        """A digest for ``key``: its hotness now."""
-        return self.hotness.report(key)
+        """A digest reporting ``key`` (not a refill ask): its hotness now."""
+        self.admission.reported()
+        return self.hotness.report(key, self.admission.per_report())
+
+    def coldest(self, busy: set[int]) -> float | None:
+        """Hits/s at the cold end of the measured cached keys that could give their slot up:
+        the ``COLD_QUANTILE`` quantile, not the minimum, which among many keys asked for a
+        few times a second is a key that drew no hit in its last epoch by chance (a report
+        threshold set from it would let every lukewarm key report). When the hot set moves,
+        most cached keys go cold together and the quantile falls with them."""
+        rates = sorted(r for s, r in self.frequency.measured().items() if s not in busy)
+        if not rates:
+            return None
+        return rates[min(len(rates) - 1, int(COLD_QUANTILE * len(rates)))]
+
+    def admit(self, now: float, busy: set[int], backlog: int = 0) -> AdmissionChange | None:
+        """The admission threshold's next value, if it should change (see .admission)."""
+        return self.admission.update(now, self.slots.free_count, self.coldest(busy), backlog)
 
     def decide(self, score: float, busy: set[int], reported: float | None = None) -> Decision:
         """Where a candidate of ``score`` misses/s goes. Slots in ``busy`` (promotions or

@@ -2,7 +2,7 @@
  * p4cache — hot-key detection on misses (NetCache's heavy-hitter detector).
  *
  * A count-min sketch of three rows estimates how often each missed key was requested in the
- * current epoch; once the estimate reaches HOT_THRESHOLD, a two-row Bloom filter decides whether
+ * current epoch; once the estimate reaches the admission threshold, a two-row Bloom filter decides whether
  * the key was already reported this epoch, and if not the switch sends one digest (key length,
  * key) to the controller. Every cell carries the epoch it was last written in, derived from the
  * switch clock, so a new epoch starts from zero with no register writes from the control plane,
@@ -13,6 +13,14 @@
  * bits index the sketch; two other slices of the CRC-32 index the filter, as a hardware hash
  * unit's output is sliced among several tables. Epoch tags wrap after 2^15 epochs (about 9.5 h),
  * which at worst hides one report.
+ *
+ * The admission threshold is the one action parameter of the keyless `admission` table, whose
+ * default action the controller rewrites over P4Runtime (HOT_THRESHOLD until it does): lower
+ * while the cache has free slots, so that keys missed less often are reported too, higher as it
+ * fills, so that only keys hotter than the coldest cached one are (docs/controller.md,
+ * "Admission threshold"). A table and not a register because P4Runtime writes tables on every
+ * target (BMv2 serves no register writes over P4Runtime), and because on a hardware pipeline an
+ * action parameter is read with the table's action data at no cost to the stateful ALUs.
  *
  * A cached key whose slot cannot answer (written, invalidated or flushed since its fill) is
  * reported at its first miss instead, once per fill (SlotStore's `slot_refill_asked`): the
@@ -31,8 +39,19 @@ control HotKeys(inout headers_t hdr,
     register<bit<16>>(BLOOM_WIDTH) bloom0;
     register<bit<16>>(BLOOM_WIDTH) bloom1;
 
+    action set_admission(bit<16> threshold) {
+        meta.hot_threshold = threshold;
+    }
+
+    /* No key: only the default action, which the controller modifies. */
+    table admission {
+        actions = { set_admission; }
+        default_action = set_admission(HOT_THRESHOLD);
+    }
+
     apply {
         if (meta.kind == KIND_GET && meta.allowed == 1 && meta.hit == 0) {
+            admission.apply();
             bit<16> epoch = (bit<16>)(std_meta.ingress_global_timestamp >> EPOCH_SHIFT);
             bit<32> h0;
             bit<32> h1;
@@ -68,7 +87,7 @@ control HotKeys(inout headers_t hdr,
             if (c1[15:0] < estimate) { estimate = c1[15:0]; }
             if (c2[15:0] < estimate) { estimate = c2[15:0]; }
 
-            if (estimate >= HOT_THRESHOLD) {
+            if (estimate >= meta.hot_threshold) {
                 /* A filter cell holds 0x8000 | epoch of the report that set it (0 = never). */
                 bit<16> tag = 16w0x8000 | (epoch & 16w0x7fff);
                 bit<32> j0 = h0 >> (32 - 15);      // high bits of the CRC-32
