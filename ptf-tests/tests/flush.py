@@ -5,10 +5,12 @@ Such datagrams are gat/gats (their keys follow the expiry time, possibly many), 
 memcached's binary protocol, meta commands with a "b" flag (their key may be base64), writes whose
 key hides behind more blanks than the parser reads, lines without a command word, any datagram
 holding more than one command line (memcached runs them all), such as a storage command followed
-by its data block, and any first IPv4 fragment to the memcached port (the rest of the datagram is
-out of sight). One whole line of another command (version, an unknown word) changes nothing and
-does not flush (passthrough.py). After a flush, a refill prepared before it loses
-(STATUS_WRITTEN) until the slot is invalidated again with a newer version.
+by its data block, any first IPv4 fragment to the memcached port (the rest of the datagram is
+out of sight), and any later IPv4 fragment of a UDP datagram (no UDP header: whatever its
+destination; the fragment that completes the host's reassembly, when memcached runs the
+datagram, is the first or one of these). One whole line of another command (version, an unknown
+word) changes nothing and does not flush (passthrough.py). After a flush, a refill prepared
+before it loses (STATUS_WRITTEN) until the slot is invalidated again with a newer version.
 
 The same flush on request: OP_FLUSH, a control datagram without a body from a trusted agent or
 the controller (a packet-out), acknowledged STATUS_APPLIED with its version (a request id) echoed.
@@ -16,23 +18,27 @@ the controller (a packet-out), acknowledged STATUS_APPLIED with its version (a r
 
 from __future__ import annotations
 
+import socket
 import struct
+import time
 
 import ptf
 import ptf.testutils as tu
 from p4cache_ptf.base import (
     CLIENT_IP,
+    CLIENT_MAC,
     CLIENT_PORT,
     OUTSIDER_IP,
     SERVER2_IP,
     SERVER2_PORT,
     SERVER_IP,
+    SERVER_MAC,
     SERVER_PORT,
     SERVERS,
     P4CacheTest,
 )
 from p4cache_ptf.memcached import MemcachedTest
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
@@ -149,35 +155,155 @@ def fragments(frame: Packet, first_bytes: int) -> tuple[Packet, Packet]:
 class FirstFragmentFlushes(FlushTest):
     """`delete foo` split so that the first fragment holds only the UDP header: the switch sees
     no memcached frame header, but the host reassembles the write, so the first fragment flushes
-    (forwarded unchanged); the second, with no UDP header, is forwarded unchanged and counts for
-    nothing. foo is no longer served; a fill prepared before the flush loses. A first fragment to
-    another port does not flush."""
+    (forwarded unchanged); the second, with no UDP header, is forwarded unchanged and flushes too
+    (a later fragment, LaterFragmentsFlush). foo is no longer served; a fill prepared before the
+    flush loses. A first fragment to another port does not flush (its later one does)."""
 
     def runTest(self) -> None:
         foo = dp.render_value_reply(b"foo", 0, b"bar")
         self.cache(b"foo", 4, foo)
         self.expect_hit(self.get_frame(b"foo", 1), dp.get_reply(1, foo))
         dns = self.udp_frame(b"\x00\x01" * 20, dport=53)
-        for frame in fragments(dns, 8):
-            self.expect_forwarded(frame)
+        dns_first, dns_rest = fragments(dns, 8)
+        self.expect_forwarded(dns_first)
         self.assert_stats(update=1, hit=1)
+        self.expect_forwarded(dns_rest)
+        self.assert_stats(update=1, hit=1, flush=1)
+        self.refill(4, foo, 2)
+        self.expect_hit(self.get_frame(b"foo", 2), dp.get_reply(2, foo))
 
         first, rest = fragments(self.udp_frame(dp.memcache_frame(2, b"delete foo\r\n")), 8)
         self.assertEqual(len(first[IP].payload), 8, "the first fragment holds the UDP header only")
         self.expect_forwarded(first)
-        self.assert_stats(update=1, hit=1, flush=1)
+        self.assert_stats(update=3, hit=2, flush=2)
         self.expect_forwarded(rest)
-        self.assert_stats(update=1, hit=1, flush=1)
+        self.assert_stats(update=3, hit=2, flush=3)
         self.expect_forwarded(self.get_frame(b"foo", 3))
-        self.assertEqual(self.update(4, 2, foo).status, dp.STATUS_WRITTEN)
-        self.refill(4, foo, 3)
+        self.assertEqual(self.update(4, 4, foo).status, dp.STATUS_WRITTEN)
+        self.refill(4, foo, 5)
         self.expect_hit(self.get_frame(b"foo", 4), dp.get_reply(4, foo))
         # The frame header in the first fragment, the line in the second: the same.
         first, rest = fragments(self.udp_frame(dp.memcache_frame(5, b"delete foo\r\n")), 16)
         self.expect_forwarded(first)
         self.expect_forwarded(rest)
         self.expect_forwarded(self.get_frame(b"foo", 6))
-        self.assert_stats(update=3, stale=1, hit=2, miss=2, flush=2)
+        self.assert_stats(update=5, stale=1, hit=3, miss=2, flush=5)
+
+
+def split(frame: Packet, *cuts: int, ident: int = 0x5152) -> list[Packet]:
+    """``frame``'s IPv4 datagram in fragments cut after each of ``cuts`` bytes of the UDP
+    datagram (multiples of 8): MF set on all but the last."""
+    ip = frame[IP]
+    data = bytes(ip.payload)
+    head = Ether(src=frame[Ether].src, dst=frame[Ether].dst)
+    fields = {"src": ip.src, "dst": ip.dst, "id": ident, "proto": ip.proto, "ttl": ip.ttl}
+    ends = [*cuts, len(data)]
+    return [head / IP(flags="MF" if b < len(data) else 0, frag=a // 8, **fields) / Raw(data[a:b])
+            for a, b in zip([0, *cuts], ends, strict=True)]
+
+
+class LaterFragmentsFlush(FlushTest):
+    """A later IPv4 fragment of a UDP datagram (offset not 0) carries no UDP header: the switch
+    cannot tell whether it completes a write to memcached, which the host runs only once the
+    last fragment to arrive is in, so each one flushes, forwarded unchanged and counted
+    STAT_FLUSH: a middle fragment (MF set) and the last one, in any order (here the later ones
+    before the first); the last fragment of a datagram to another host and port too. A later
+    fragment of TCP does not flush."""
+
+    def runTest(self) -> None:
+        foo = dp.render_value_reply(b"foo", 0, b"bar")
+        self.cache(b"foo", 4, foo)
+        line = b"set foo 0 0 20\r\n" + b"N" * 20 + b"\r\n"
+        first, middle, last = split(self.udp_frame(dp.memcache_frame(1, line)), 16, 32)
+        self.assertEqual((middle[IP].flags, middle[IP].frag, last[IP].flags, last[IP].frag),
+                         (1, 2, 0, 4))
+        version = 1
+        for i, frag in enumerate((middle, last, first), start=1):
+            self.expect_hit(self.get_frame(b"foo", 10 + i), dp.get_reply(10 + i, foo))
+            self.expect_forwarded(frag)
+            self.assertEqual(self.stats()[dp.STAT_FLUSH], i, "flushes counted")
+            self.expect_forwarded(self.get_frame(b"foo", 20 + i))
+            self.assertEqual(self.update(4, version + 1, foo).status, dp.STATUS_WRITTEN)
+            version = self.refill(4, foo, version + 2)
+        self.assert_stats(update=7, stale=3, hit=3, miss=3, flush=3)
+
+        # Some other UDP datagram to another host: its first fragment names port 53 and does
+        # not flush, its last one names nothing and does.
+        dns = self.udp_frame(b"\x00\x02" * 20, dst_ip=SERVER2_IP, dst_mac=SERVERS[SERVER2_IP][1],
+                             dport=53)
+        dns_first, dns_last = split(dns, 8)
+        self.expect_forwarded(dns_first, out_port=SERVER2_PORT)
+        self.assert_stats(update=7, stale=3, hit=3, miss=3, flush=3)
+        self.expect_forwarded(dns_last, out_port=SERVER2_PORT)
+        self.assert_stats(update=7, stale=3, hit=3, miss=3, flush=4)
+        version = self.refill(4, foo, version + 1)
+        # A TCP segment in fragments: neither fragment flushes.
+        tcp = (Ether(src=CLIENT_MAC, dst=SERVER_MAC) / IP(src=CLIENT_IP, dst=SERVER_IP, ttl=63)
+               / TCP(sport=40000, dport=dp.MEMCACHED_PORT) / Raw(b"delete foo\r\n" * 3))
+        for frag in split(tcp, 16):
+            self.expect_forwarded(frag)
+        self.expect_hit(self.get_frame(b"foo", 30), dp.get_reply(30, foo))
+        self.assert_stats(update=9, stale=3, hit=4, miss=3, flush=4)
+
+
+class LateFragmentFlushes(MemcachedTest):
+    """issue 20: a `set` split over two IPv4 fragments whose last one comes late, sent to the
+    switch and to a real memcached. The first fragment flushes, but memcached still holds the
+    old value until the last fragment is in, so the controller's refill in between reads and
+    installs the old value and it is served (correctly, then). The last fragment flushes as it
+    crosses the switch, before the host can reassemble the datagram: once memcached holds the
+    new value, the old one is no longer served, a fill read before the last fragment is refused
+    (STATUS_WRITTEN), and a refill serves the new value."""
+
+    def memcached_fragments(self, payload: bytes, cut: int) -> list[bytes]:
+        """``payload`` in a UDP datagram to the memcached of this test (loopback), as IPv4
+        fragments cut after ``cut`` bytes of the UDP datagram."""
+        ip = {"src": "127.0.0.1", "dst": "127.0.0.1", "id": 0x5353}
+        data = bytes(IP(**ip) / UDP(sport=40998, dport=self.mc.port) / Raw(payload))[20:]
+        return [bytes(IP(flags="MF", frag=0, proto=17, **ip) / Raw(data[:cut])),
+                bytes(IP(frag=cut // 8, proto=17, **ip) / Raw(data[cut:]))]
+
+    def to_memcached(self, fragment: bytes) -> None:
+        with socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW) as s:
+            s.sendto(fragment, ("127.0.0.1", 0))
+
+    def memcached_value(self, rid: int, want: bytes | None = None) -> bytes:
+        """memcached's UDP answer to `get foo` (waiting up to 2 s for one holding ``want``)."""
+        deadline = time.monotonic() + 2
+        while True:
+            got = self.mc.udp_get(b"foo", rid)
+            if want is None or want in got or time.monotonic() > deadline:
+                return got
+            time.sleep(0.02)
+
+    def runTest(self) -> None:
+        self.mc.set(b"foo", b"old")
+        old = self.memcached_value(1)[8:]
+        self.assertEqual(old, dp.render_value_reply(b"foo", 0, b"old"))
+        self.cache(b"foo", 4, old)
+        self.expect_hit(self.get_frame(b"foo", 1), dp.get_reply(1, old))
+        line = b"set foo 0 0 3 noreply\r\nNEW\r\n"
+        first, last = fragments(self.udp_frame(dp.memcache_frame(2, line)), 16)
+        mc_first, mc_last = self.memcached_fragments(dp.memcache_frame(2, line), 16)
+
+        self.expect_forwarded(first)
+        self.assert_stats(update=1, hit=1, flush=1)
+        self.to_memcached(mc_first)
+        time.sleep(0.2)
+        self.assertEqual(self.memcached_value(3)[8:], old, "memcached waits for the last fragment")
+        version = self.refill(4, old, 2)  # the controller's refill reads the old value
+        self.expect_hit(self.get_frame(b"foo", 4), dp.get_reply(4, old))
+
+        self.expect_forwarded(last)  # comes late
+        self.assert_stats(update=3, hit=2, flush=2)
+        self.to_memcached(mc_last)
+        new = self.memcached_value(5, b"NEW")[8:]
+        self.assertEqual(new, dp.render_value_reply(b"foo", 0, b"NEW"), "memcached ran the set")
+        self.expect_forwarded(self.get_frame(b"foo", 6))  # not the old value: a miss
+        self.assertEqual(self.update(4, version + 1, old).status, dp.STATUS_WRITTEN)
+        self.refill(4, new, version + 2)
+        self.expect_hit(self.get_frame(b"foo", 7), dp.get_reply(7, new))
+        self.assert_stats(update=5, stale=1, hit=3, miss=1, flush=2)
 
 
 class Base64KeyFlushes(MemcachedTest):

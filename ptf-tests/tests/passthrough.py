@@ -140,8 +140,9 @@ class Ipv4Shapes(PassThroughTest):
         ("IPv4 options NOP x4", body(dp.get_request(1, KEY), options=[IPOption_NOP()] * 4),
          FLUSH),
         ("more fragments", body(dp.get_request(1, KEY), flags="MF"), FLUSH),
-        ("fragment offset 1", body(dp.get_request(1, KEY), frag=1), KEEP),
-        ("last fragment, offset 185", body(dp.get_request(1, KEY), frag=185), KEEP),
+        # A later fragment has no UDP header: it may complete a write (flush.py).
+        ("fragment offset 1", body(dp.get_request(1, KEY), frag=1), FLUSH),
+        ("last fragment, offset 185", body(dp.get_request(1, KEY), frag=185), FLUSH),
         ("bad IPv4 checksum", body(dp.get_request(1, KEY), chksum=0xBEEF), KEEP),
         ("IPv4 version 5", body(dp.get_request(1, KEY), version=5), KEEP),
         ("IPv4 header length 4", body(dp.get_request(1, KEY), ihl=4), KEEP),
