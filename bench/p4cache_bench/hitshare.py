@@ -109,8 +109,9 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
             "switch_hit_counter_delta": st["switch_counters"]["hit"] - h0,
             "max_send_lag_ms": r["max_send_lag_ms"],
             "controller": {k: st.get(k) for k in ("promotions", "promotions_started",
-                                                    "evictions", "rejected", "digests",
-                                                    "aborted", "refills")},
+                                                    "evictions", "rejected", "deferred",
+                                                    "digests", "aborted", "refills",
+                                                    "admission", "latency")},
             "cached_keys": sum(1 for k in st.get("keys", []) if k.get("phase") == "filled"),
             "cached_ranks": cached_ranks(st),
             "loadavg": loadavg()}

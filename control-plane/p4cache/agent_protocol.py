@@ -9,6 +9,9 @@ answered), so several requests may be outstanding on one connection::
       -> {"id":1,"ok":true,"found":true,"flags":0,"ttl":-1,"value_b64":"..."}
        | {"id":1,"ok":true,"found":false}
        | {"id":1,"ok":false,"error":"busy"}          fence timeout, flush owed or pending
+    {"id":5,"op":"fetch","keys":["a","b"]}  one fence for all, then the reads, pipelined
+      -> {"id":5,"ok":true,"items":[{"ok":true,"found":true,...}, {"ok":false,"error":"busy"}]}
+                                          each item as a one-key fetch's reply, in key order
     {"id":2,"op":"unwatch","key":"foo"}   -> {"id":2,"ok":true}
     {"id":3,"op":"sync","keys":["a","b"]} -> {"id":3,"ok":true,"watched":2}
     {"id":4,"op":"status"}                -> {"id":4,"ok":true,"status":{...}}
@@ -45,11 +48,13 @@ FLAGS = "flags"
 TTL = "ttl"              # seconds left, -1 for none
 VALUE_B64 = "value_b64"  # the value, base64
 WATCHED = "watched"      # keys watched after a sync
+ITEMS = "items"          # a many-key fetch's replies, one per key in order
 STATUS_FIELD = STATUS    # a status reply's body
 
 BUSY = "busy"            # the error of a fetch whose fence timed out
 KEY_ENCODING = "latin-1"
 LINE_MAX = 16 << 20      # longest request line the agent reads (a sync of every slot fits)
+FETCH_KEYS_MAX = 256     # keys in one many-key fetch
 
 
 def key_text(key: bytes) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from p4cache import agent_protocol as proto
 from p4cache_agent import udpqueue
 from p4cache_agent.expiry import Expiry
-from p4cache_agent.fetch import FetchError, MemcachedReader
+from p4cache_agent.fetch import FetchError, Item, MemcachedReader
 from p4cache_agent.gate.cparse import KEY_MAX_LENGTH
 from p4cache_agent.gate.policy import Gate
 from p4cache_agent.metrics import Metrics
@@ -108,6 +108,12 @@ class ControlServer:
         op = req.get(proto.OP)
         self.metrics.inc(f"control_{op}" if op in proto.OPS else "control_other")
         if op == proto.FETCH:
+            if proto.KEYS in req:
+                keys = req[proto.KEYS]
+                if not isinstance(keys, list) or not 1 <= len(keys) <= proto.FETCH_KEYS_MAX:
+                    raise BadRequest(f"'{proto.KEYS}' must be a list of 1 to "
+                                     f"{proto.FETCH_KEYS_MAX} keys")
+                return await self.fetch_many([_key({proto.KEY: k}) for k in keys])
             return await self.fetch(_key(req))
         if op == proto.UNWATCH:
             key = _key(req)
@@ -139,6 +145,59 @@ class ControlServer:
             self.metrics.observe("udp_fence", waited)
         return True
 
+    async def fetch_many(self, keys: list[bytes]) -> dict[str, Any]:
+        """Several fetches sharing one fence: every key is watched first, then one mark is
+        taken and each key waits until no write admitted before it is in flight (as a one-key
+        fetch does, against the same mark), then memcached's UDP queue is drained once, and
+        the items are read in one pipelined round trip. A key whose fence times out is busy;
+        the others are read."""
+        for key in keys:
+            self.watch.add(key)
+        start = time.monotonic()
+        blocked = self.gate.fetch_blocked()
+        busy: set[bytes] = set()
+        if blocked is None:
+            mark = self.inflight.mark()
+            for key in keys:
+                if self.inflight.clear_before(key, mark):
+                    continue
+                self.metrics.inc("fences_waited")
+                left = self.fence_timeout - (time.monotonic() - start)
+                if not await self.inflight.wait_clear(key, mark, max(0.0, left)):
+                    self.metrics.inc("fence_timeouts")
+                    busy.add(key)
+            if self.udp_port and not await self._udp_drained():
+                busy.update(keys)
+            blocked = self.gate.fetch_blocked()
+        if blocked is not None:
+            self.metrics.inc("fetches_blocked")
+            log.info("fetch of %d keys: busy: %s", len(keys), blocked)
+            busy.update(keys)
+        todo = [k for k in keys if k not in busy]
+        try:
+            items = await self.reader.get_many(todo) if todo else []
+        except FetchError as e:
+            self.metrics.inc("fetch_errors")
+            return {proto.OK: False, proto.ERROR: str(e)}
+        self.metrics.inc("fetches", len(todo))
+        self.metrics.inc("fetch_batches")
+        got = dict(zip(todo, items, strict=True))
+        out = []
+        for key in keys:
+            if key in busy:
+                out.append({proto.OK: False, proto.ERROR: proto.BUSY})
+            else:
+                out.append(self._item_reply(key, got[key]))
+        return {proto.OK: True, proto.ITEMS: out}
+
+    def _item_reply(self, key: bytes, item: Item | None) -> dict[str, Any]:
+        if item is None:
+            return {proto.OK: True, proto.FOUND: False}
+        if item.ttl > 0:
+            self.expiry.invalidate_in(key, item.ttl - self.ttl_margin)
+        return {proto.OK: True, proto.FOUND: True, proto.FLAGS: item.flags, proto.TTL: item.ttl,
+                proto.VALUE_B64: base64.b64encode(item.value).decode()}
+
     async def fetch(self, key: bytes) -> dict[str, Any]:
         self.watch.add(key)
         start = time.monotonic()
@@ -164,9 +223,4 @@ class ControlServer:
             self.metrics.inc("fetch_errors")
             return {proto.OK: False, proto.ERROR: str(e)}
         self.metrics.inc("fetches")
-        if item is None:
-            return {proto.OK: True, proto.FOUND: False}
-        if item.ttl > 0:
-            self.expiry.invalidate_in(key, item.ttl - self.ttl_margin)
-        return {proto.OK: True, proto.FOUND: True, proto.FLAGS: item.flags, proto.TTL: item.ttl,
-                proto.VALUE_B64: base64.b64encode(item.value).decode()}
+        return self._item_reply(key, item)

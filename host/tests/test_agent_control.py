@@ -144,3 +144,44 @@ def test_a_noreply_write_is_in_flight_until_memcached_has_run_it(memcached: Memc
         w.close()
     finally:
         a.stop()
+
+
+def test_a_many_key_fetch_answers_each_key_in_order(agent: Agent, memcached: Memcached) -> None:
+    exchange(memcached.port, b"set a 1 0 2\r\naa\r\nset b 2 100 2\r\nbb\r\n")
+    c = agent.control
+    rep = c.call({"op": "fetch", "keys": ["b", "missing", "a"]})
+    assert rep["ok"] is True
+    b, missing, a = rep["items"]
+    assert (b["flags"], base64.b64decode(b["value_b64"])) == (2, b"bb") and 98 <= b["ttl"] <= 100
+    assert missing == {"ok": True, "found": False}
+    assert a == {"ok": True, "found": True, "flags": 1, "ttl": -1,
+                 "value_b64": base64.b64encode(b"aa").decode()}
+    st = c.call({"op": "status"})["status"]
+    assert st["watch"] == {"known": True, "keys": 3}, "every key watched, found or not"
+    assert st["scheduled"] == 1 and st["counters"]["fetch_batches"] == 1
+    for bad in ([], "a", ["a", "two words"], ["k"] * 257):
+        r = c.call({"op": "fetch", "keys": bad})
+        assert r["ok"] is False and "error" in r, (bad, r)
+
+
+def test_a_many_key_fetch_waits_for_a_write_to_any_of_its_keys(memcached: Memcached,
+                                                              tmp_path: Path) -> None:
+    a = Agent(memcached, tmp_path / "agent.log", "--fence-timeout", "0.5")
+    try:
+        c = a.control
+        assert c.call({"op": "sync", "keys": []})["ok"]
+        exchange(memcached.port, b"set x 0 0 1\r\n1\r\n")
+        w = socket.create_connection(("127.0.0.1", a.port))
+        w.sendall(b"set k 0 0 1 noreply\r\n")   # a write to k in flight, its block unfinished
+        eventually(lambda: in_flight(a) == 1, "the write is in flight")
+        rep = c.call({"op": "fetch", "keys": ["x", "k"]})
+        # k's fence timed out: k is busy, x (no write in flight) is read all the same
+        assert rep["items"][1] == {"ok": False, "error": "busy"}
+        assert base64.b64decode(rep["items"][0]["value_b64"]) == b"1"
+        w.sendall(b"y\r\n")
+        eventually(lambda: in_flight(a) == 0, "memcached ran the write")
+        rep = c.call({"op": "fetch", "keys": ["k", "x"]})
+        assert [base64.b64decode(i["value_b64"]) for i in rep["items"]] == [b"y", b"1"]
+        w.close()
+    finally:
+        a.stop()

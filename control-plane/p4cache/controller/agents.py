@@ -76,7 +76,32 @@ class AgentClient:
         not exist. The agent watches the key from now on."""
         with self._lock:
             self._watched.add(key)
-        rep = self._call(proto.FETCH, key=proto.key_text(key))
+        return self._item(self._call(proto.FETCH, key=proto.key_text(key)))
+
+    def fetch_many(self, keys: list[bytes]) -> list[Item | None | AgentError]:
+        """Several fetches behind one fence on the agent (agent_protocol), one result per key
+        in order: the item, None (no such item) or the key's error (AgentBusy: its fence
+        timed out). An error of the whole request raises."""
+        with self._lock:
+            self._watched.update(keys)
+        rep = self._call(proto.FETCH, keys=[proto.key_text(k) for k in keys])
+        items = rep.get(proto.ITEMS)
+        if not isinstance(items, list) or len(items) != len(keys):
+            raise AgentError(f"agent {self.name}: fetch of {len(keys)} keys answered with "
+                             f"{rep!r:.200}")
+        out: list[Item | None | AgentError] = []
+        for key, it in zip(keys, items, strict=True):
+            if not isinstance(it, dict):
+                raise AgentError(f"agent {self.name}: bad fetch item {it!r:.200}")
+            if not it.get(proto.OK):
+                err = it.get(proto.ERROR)
+                cls = AgentBusy if err == proto.BUSY else AgentError
+                out.append(cls(f"agent {self.name}: fetch {key!r}: {err}"))
+            else:
+                out.append(self._item(it))
+        return out
+
+    def _item(self, rep: dict[str, Any]) -> Item | None:
         if not rep.get(proto.FOUND):
             return None
         try:

@@ -11,7 +11,7 @@
       "table_entries": [{"table": "...", "match": {"f": "v"}, "action_name": "...",
                          "action_params": {"p": 1}, "priority": 0, "default_action": false}],
       "cache": {"slots": 4096, "ttl_margin_s": 2.0, "epoch_s": 1.0, "ema_alpha": 0.5,
-                "hotter_factor": 1.0, "max_inflight": 16, "fill_attempts": 3,
+                "hotter_factor": 1.0, "max_inflight": 64, "fill_attempts": 3,
                 "ack_timeout_s": 0.05, "ack_attempts": 6, "agent_timeout_s": 5.0,
                 "threshold_min": 1, "threshold_max": 4096, "digest_budget": 2000},
       "status_listen": "127.0.0.1:11214"
@@ -96,7 +96,7 @@ class CacheConfig:
     epoch_s: float = 1.0            # counter polls and the policy's frequency estimates
     ema_alpha: float = 0.5          # weight of the newest epoch in the frequency estimate
     hotter_factor: float = 1.0      # a candidate must be this many times hotter than the victim
-    max_inflight: int = 16          # promotions between reserve and fill at once
+    max_inflight: int = 64          # promotions between reserve and fill at once
     fill_attempts: int = 3          # reserve/fetch/fill rounds before a promotion gives up
     ack_timeout_s: float = 0.05     # first wait for a control datagram's ack (then doubled)
     ack_attempts: int = 6           # transmissions of one control datagram

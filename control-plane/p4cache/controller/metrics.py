@@ -51,6 +51,11 @@ class Metrics:
     flushes_seen: int = 0        # times the switch's flush counter moved
     switch_sessions: int = 0
     promotion_latency: Latency = field(default_factory=Latency)  # digest -> filled
+    # The steps of one promotion round, each timed on its own (where a promotion's time goes)
+    reserve_latency: Latency = field(default_factory=Latency)    # OP_UPDATE len 0 -> ack
+    insert_latency: Latency = field(default_factory=Latency)     # cache_lookup insert
+    fetch_latency: Latency = field(default_factory=Latency)      # agent request -> its result
+    fill_latency: Latency = field(default_factory=Latency)       # OP_UPDATE with bytes -> ack
     eviction_latency: Latency = field(default_factory=Latency)   # decision -> slot invalid
 
     def abort(self, reason: str) -> None:

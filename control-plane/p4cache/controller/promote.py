@@ -52,6 +52,7 @@ PENDING_EPOCHS = 2   # a candidate that could not go in at once is tried again f
 FRESH_S = 1.0        # a rejected candidate's report is good for this long (see drain)
 DRAIN_MISSES = 32    # rejections after which a drain stops
 PROBE_S = 0.1        # counters are read between epochs at most this often (see _probe)
+FETCH_BATCH = 64     # keys in one fetch request to an agent (at most agent_protocol's limit)
 
 AgentTask = Callable[[AgentClient], Any]
 AgentCall = Callable[[str, AgentTask, Callable[[Any], None]], None]
@@ -90,6 +91,9 @@ class Workflows:
         self.clock = clock
         self.endpoints = {s.ip: Endpoint(s.ip, s.mac) for s in cfg.servers}
         self.cooldown: dict[tuple[str, bytes], float] = {}
+        self._reserving: list[tuple[Entry, int]] = []    # rounds started, not reserved yet
+        self._fetch_wait: dict[str, list[tuple[Entry, int]]] = {}  # server -> to fetch
+        self._fetching: set[str] = set()                # servers with a fetch at the agent
         # Candidates reported but not promoted yet (max_inflight reached, or no colder measured
         # key to evict): (server, key) -> when first reported. Tried again by drain().
         self.pending: dict[tuple[str, bytes], Pending] = {}
@@ -133,11 +137,10 @@ class Workflows:
             self.cache.versions[e.slot] = max(v, r.version)
         raise ProtocolError(f"slot {e.slot}: invalidation stays stale")
 
-    def _fill(self, e: Entry, reply: bytes) -> str:
-        """OP_UPDATE with the reply: "applied", "written" (refused: start again) or "retry"."""
+    def _fill_outcome(self, e: Entry, v: int, reply: bytes, ack: dp.Ctrl) -> str:
+        """What the ack of the fill of ``e``'s slot at version ``v`` means: "applied",
+        "written" (refused: start again) or "retry"."""
         ep = self.endpoints[e.server]
-        v = self._next_version(e)
-        ack = self.updates.update(ep, e.slot, v, reply)
         self.cache.versions[e.slot] = v
         self.trace.append(("fill", e.slot, v, ack.status_name))
         if ack.status == dp.STATUS_APPLIED:
@@ -302,57 +305,175 @@ class Workflows:
         self.cache.set_deadline(e, None)
         self._round(e)
 
-    # ------------------------------------------------------------------ one round
+    # ------------------------------------------------------------------ rounds, in batches
+    # A round's steps keep their order for each key (reserve, then the lookup entry, then the
+    # fetch, then the fill), but the rounds started between two flushes take each step
+    # together: the reserves as one window of control datagrams, the fetches of one agent as
+    # one request behind one fence, the fills as one window. A promotion then costs a share
+    # of a round trip rather than four (docs/controller.md, "Batches").
     def _round(self, e: Entry) -> None:
+        """Start a round for ``e``; its steps run at the next :meth:`flush`."""
         e.attempts += 1
         e.phase = Phase.RESERVED
-        self.invalidate_slot(e)                               # 1. reserve: slot invalid first,
-        if not e.installed:                                   #    then the lookup entry
-            te = self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key),
-                                   SET_SLOT, {"slot": str(e.slot)})
+        self._reserving.append((e, e.attempts))
+
+    def _live(self, e: Entry, attempt: int, phase: Phase) -> bool:
+        return self.cache.current(e) and e.phase is phase and e.attempts == attempt
+
+    def queued(self) -> int:
+        """Rounds waiting for :meth:`flush`."""
+        return len(self._reserving)
+
+    def flush(self) -> None:
+        """Reserve and install the rounds started since the last flush, then hand their
+        fetches to the agents (the worker calls this whenever its event queue runs dry)."""
+        while self._reserving:
+            batch, self._reserving = self._reserving, []
+            live = [(e, a) for e, a in batch if self._live(e, a, Phase.RESERVED)]
+            if not live:
+                continue
+            t0 = self.clock()
+            self._reserve_many([e for e, _ in live])         # 1. reserve: slots invalid first,
+            t1 = self.clock()
+            for e, a in live:
+                self.metrics.reserve_latency.add(t1 - t0)
+                if not e.installed:                           #    then the lookup entries
+                    t2 = self.clock()
+                    te = self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key),
+                                           SET_SLOT, {"slot": str(e.slot)})
+                    try:
+                        self.switch.insert(te)
+                    except SwitchError as err:
+                        if err.code != code_pb2.ALREADY_EXISTS:
+                            raise
+                    e.installed = True
+                    self.trace.append(("insert", e.server, e.key, e.slot))
+                    self.metrics.insert_latency.add(self.clock() - t2)
+                e.phase = Phase.FETCHING                      # 2. fetch (agent, async)
+                e.fetch_sent = self.clock()
+                self.trace.append(("fetch", e.server, e.key))
+                self._fetch_wait.setdefault(e.server, []).append((e, a))
+        for server in list(self._fetch_wait):
+            if server not in self._fetching:
+                self._send_fetches(server)
+
+    def _reserve_many(self, entries: list[Entry]) -> None:
+        """OP_UPDATE(slot, newer version, length 0) for every entry, as one window; a `stale`
+        ack is settled one by one, as :meth:`invalidate_slot` does."""
+        unknown = [e for e in entries if e.slot not in self.cache.versions]
+        if unknown:
+            acks = self.updates.request_many(
+                [(self.endpoints[e.server], dp.read_datagram(e.slot)) for e in unknown])
+            for e, ack in zip(unknown, acks, strict=True):
+                self.cache.versions[e.slot] = ack.version
+        versions = [self._next_version(e) for e in entries]
+        acks = self.updates.request_many(
+            [(self.endpoints[e.server], dp.update_datagram(e.slot, v, b""))
+             for e, v in zip(entries, versions, strict=True)])
+        for e, v, ack in zip(entries, versions, acks, strict=True):
+            self.cache.versions[e.slot] = v
+            if ack.status == dp.STATUS_APPLIED:
+                self.trace.append(("invalidate", e.slot, v))
+            elif ack.status == dp.STATUS_STALE:
+                self.metrics.stale_resyncs += 1
+                r = self.updates.read(self.endpoints[e.server], e.slot)
+                if r.version == v and r.status == dp.STATUS_INVALID:
+                    self.trace.append(("invalidate", e.slot, v))
+                else:
+                    self.cache.versions[e.slot] = max(v, r.version)
+                    self.invalidate_slot(e)
+            else:
+                raise ProtocolError(f"invalidating slot {e.slot}: {ack.status_name}")
+
+    def _send_fetches(self, server: str) -> None:
+        """One request to ``server``'s agent for the keys waiting (up to FETCH_BATCH); the
+        next batch goes when it is answered."""
+        waiting = [(e, a) for e, a in self._fetch_wait.pop(server, [])
+                   if self._live(e, a, Phase.FETCHING)]
+        batch, rest = waiting[:FETCH_BATCH], waiting[FETCH_BATCH:]
+        if rest:
+            self._fetch_wait[server] = rest
+        if not batch:
+            return
+        self._fetching.add(server)
+        keys = [e.key for e, _ in batch]
+
+        def done(res: list[Item | None | BaseException] | BaseException) -> None:
+            results = [res] * len(batch) if isinstance(res, BaseException) else res
             try:
-                self.switch.insert(te)
-            except SwitchError as err:
-                if err.code != code_pb2.ALREADY_EXISTS:
-                    raise
-            e.installed = True
-            self.trace.append(("insert", e.server, e.key, e.slot))
-        e.phase = Phase.FETCHING                              # 2. fetch (agent, async)
-        e.fetch_sent = self.clock()
-        attempt = e.attempts
-        key = e.key
-        self.trace.append(("fetch", e.server, key))
-        self.agent_call(e.server, lambda agent: agent.fetch(key),
-                        lambda res: self.on_fetched(e, attempt, res))
+                self.on_fetched_many(batch, results)
+            finally:
+                self._fetching.discard(server)
+            if self._fetch_wait.get(server):
+                self._send_fetches(server)
+        self.agent_call(server, lambda agent: agent.fetch_many(keys), done)
 
     def on_fetched(self, e: Entry, attempt: int, res: Item | None | BaseException) -> None:
-        if not self.cache.current(e) or e.phase is not Phase.FETCHING or e.attempts != attempt:
-            return  # evicted, flushed or restarted meanwhile
+        self.on_fetched_many([(e, attempt)], [res])
+
+    def on_fetched_many(self, batch: list[tuple[Entry, int]],
+                        results: list[Item | None | BaseException]) -> None:
+        """The agent's answers for ``batch``: the items become fills, sent as one window."""
+        fills: list[tuple[Entry, int, bytes, Item]] = []
+        for (e, attempt), res in zip(batch, results, strict=True):
+            reply = self._fill_reply(e, attempt, res)
+            if reply is not None:
+                assert isinstance(res, Item)
+                fills.append((e, attempt, reply, res))
+        if not fills:
+            return
+        t0 = self.clock()
+        outcomes = self._fill_many([(e, reply) for e, _, reply, _ in fills])  # 3. fill
+        dt = self.clock() - t0
+        for (e, _attempt, reply, item), outcome in zip(fills, outcomes, strict=True):
+            self.metrics.fill_latency.add(dt)
+            self._filled(e, outcome, reply, item)
+        self.drain()
+
+    def _fill_reply(self, e: Entry, attempt: int, res: Item | None | BaseException
+                    ) -> bytes | None:
+        """The bytes to fill ``e``'s slot with, or None (the round is over: given up, or it
+        was evicted, flushed or restarted meanwhile)."""
+        if not self._live(e, attempt, Phase.FETCHING):
+            return None
+        self.metrics.fetch_latency.add(self.clock() - e.fetch_sent)
         if isinstance(res, AgentBusy):
             self.give_up(e, "busy")
-            return
+            return None
         if isinstance(res, AgentError | OSError):
             log.warning("fetch %r from %s: %s", e.key, e.server, res)
             self.give_up(e, "agent")
-            return
+            return None
         if isinstance(res, BaseException):
             raise res
         if res is None:
             self.give_up(e, "not-found", cooldown=True, epochs=NOT_FOUND_COOLDOWN_EPOCHS)
-            return
+            return None
         margin = self.cfg.cache.ttl_margin_s
         if res.ttl != -1 and res.ttl <= margin:
             self.give_up(e, "short-ttl", cooldown=True)
-            return
+            return None
         try:
             reply = dp.render_value_reply(e.key, res.flags, res.value)
         except ValueError:
             self.give_up(e, "bad-item", cooldown=True)
-            return
+            return None
         if len(reply) > dp.REPLY_MAX:
             self.give_up(e, "too-big", cooldown=True)
-            return
-        outcome = self._fill(e, reply)                        # 3. fill
+            return None
+        return reply
+
+    def _fill_many(self, fills: list[tuple[Entry, bytes]]) -> list[str]:
+        """OP_UPDATE with each reply, as one window: "applied", "written" (refused: start
+        again) or "retry" for each."""
+        versions = [self._next_version(e) for e, _ in fills]
+        acks = self.updates.request_many(
+            [(self.endpoints[e.server], dp.update_datagram(e.slot, v, reply))
+             for (e, reply), v in zip(fills, versions, strict=True)])
+        return [self._fill_outcome(e, v, reply, ack)
+                for (e, reply), v, ack in zip(fills, versions, acks, strict=True)]
+
+    def _filled(self, e: Entry, outcome: str, reply: bytes, res: Item) -> None:
         if outcome == "applied":
             now = self.clock()
             refill = e.filled_at is not None
@@ -360,6 +481,7 @@ class Workflows:
             e.filled_at = now
             e.reply_len = len(reply)
             e.ttl = res.ttl
+            margin = self.cfg.cache.ttl_margin_s
             self.cache.set_deadline(e, None if res.ttl == -1 else
                                     e.fetch_sent + res.ttl - margin)
             self.metrics.promotions += 1
@@ -367,7 +489,6 @@ class Workflows:
             self.metrics.promotion_latency.add(now - e.started)
             if e.slot not in self.policy.frequency:
                 self.policy.filled(e.slot, None, e.score)
-            self.drain(now)
             return
         self.metrics.written_retries += outcome == "written"
         if e.attempts >= self.cfg.cache.fill_attempts:

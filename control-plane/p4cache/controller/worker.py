@@ -42,6 +42,7 @@ RECONNECT_S = 1.0
 ADMISSION = "CacheIngress.hot_keys.admission"
 SET_ADMISSION = "CacheIngress.hot_keys.set_admission"
 ADMIT_S = 0.1          # how often the admission threshold is looked at
+FLUSH_AT = 64          # rounds queued that are run without waiting for the queue to drain
 DIGEST_BACKLOG = 4096  # digest lists queued for the worker at most; beyond, dropped and counted
 
 
@@ -132,6 +133,11 @@ class Controller:
                 if self.switch is not None and now >= next_admit:
                     self._admit(now)
                     next_admit = now + ADMIT_S
+                # Rounds started by the events so far run their steps together once no more
+                # events wait (or enough rounds did): a burst of reports becomes one batch.
+                if self.flows is not None and (self.events.empty()
+                                               or self.flows.queued() >= FLUSH_AT):
+                    self.flows.flush()
                 if self.flows is not None:
                     self.flows.expire(self.clock())
             except (SwitchUnavailable, AckTimeout, ProtocolError) as e:
@@ -417,7 +423,11 @@ class Controller:
                           "digest_backlog": self._backlog},
             "written_retries": m.written_retries, "stale_resyncs": m.stale_resyncs,
             "latency": {"promotion": m.promotion_latency.summary(),
-                        "eviction": m.eviction_latency.summary()},
+                        "eviction": m.eviction_latency.summary(),
+                        "reserve": m.reserve_latency.summary(),
+                        "insert": m.insert_latency.summary(),
+                        "fetch": m.fetch_latency.summary(),
+                        "fill": m.fill_latency.summary()},
             "control_datagrams": None if up is None else {
                 "requests": up.stats.requests, "retransmissions": up.stats.retransmissions,
                 "timeouts": up.stats.timeouts, "acks": dict(up.stats.by_status)},

@@ -82,6 +82,11 @@ class AgentStub:
 
     def answer(self, req: dict[str, Any]) -> dict[str, Any]:
         op = req.get("op")
+        if op == "fetch" and "keys" in req:
+            # A many-key fetch: logged and answered as that many one-key fetches, in order
+            # (the stub has no fence to share).
+            return {"ok": True, "items": [self.answer({"op": "fetch", "key": k})
+                                          for k in req["keys"]]}
         with self.lock:
             self.log.append((op, req.get("key", req.get("keys"))))
         if op == "fetch":

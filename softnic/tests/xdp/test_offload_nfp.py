@@ -147,7 +147,7 @@ def test_p4cache_structural_blockers_by_construct(p4cache: XdpProgram) -> None:
     assert _about(r, "map-write", "register CacheIngress.slots.store_c256")
     (e,) = _about(r, "entry-size", "table CacheIngress.lookup.cache_lookup")
     assert "112 B" in e.detail
-    assert r.total_entries == 420_432
+    assert r.total_entries == 421_457  # with HotKeys.admission: a keyless table, 1024 + default
 
 
 @pytest.mark.skipif(shutil.which("clang") is None, reason="clang not on PATH")
