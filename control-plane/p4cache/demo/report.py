@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from rich.table import Table
 
 from p4cache.demo.job import JobResult, Sample
 from p4cache.lincheck import LincheckError, check_history
-from p4cache.lincheck.history import read_history
+from p4cache.lincheck.history import Op, read_history
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -77,6 +78,22 @@ def classify_latencies(res: JobResult) -> dict[str, list[float]]:
     return out
 
 
+def optimal_share(gets: list[Op], slots: int) -> float | None:
+    """The share of ``gets`` the best cache of ``slots`` slots could serve: GETs of the
+    ``slots`` keys asked for most in the run, except each key's first GET (no cache that learns
+    from misses, ours or any other, knows a key before it is asked for). Writes cost it
+    nothing (as if the cache were updated in place): an upper bound, not a forecast."""
+    if not gets:
+        return None
+    top = {k for k, _ in Counter(o.key for o in gets).most_common(slots)}
+    seen: set[str] = set()
+    servable = 0
+    for o in sorted(gets, key=lambda o: o.call):
+        servable += o.key in seen and o.key in top
+        seen.add(o.key)
+    return servable / len(gets)
+
+
 def summarize(res: JobResult, check: bool = True) -> dict[str, Any]:
     ops = [o for o in read_history(res.history) if o.client != 0]
     gets = [o for o in ops if o.op == "get"]
@@ -90,9 +107,12 @@ def summarize(res: JobResult, check: bool = True) -> dict[str, Any]:
     if len(looks) >= 2:
         first, last = looks[0].status, looks[-1].status
         hits = _delta(first, last, "switch_counters", "hit")
+        best = optimal_share(gets, last["cache"]["slots"])
         out["switch"] = {
             "hits": hits,
             "share_of_gets": round(hits / len(gets), 4) if gets else None,
+            "optimal_share": None if best is None else round(best, 4),
+            "of_optimal": round(hits / len(gets) / best, 4) if gets and best else None,
             "cached_at_end": last["cache"]["cached"], "slots": last["cache"]["slots"],
             "promotions": _delta(first, last, "promotions"),
             "refills": _delta(first, last, "refills"),
@@ -198,6 +218,10 @@ def render(summary: dict[str, Any], console: Console) -> None:
     if sw:
         share = 100 * (sw["share_of_gets"] or 0)
         t.add_row("served by the switch", f"{sw['hits']} = [bold]{share:.1f}%[/] of GETs sent")
+        if sw.get("optimal_share") is not None:
+            t.add_row("optimal for this run (top-K keys, each key's first GET a miss)",
+                      f"{100 * sw['optimal_share']:.1f}%: the switch served "
+                      f"[bold]{sw['of_optimal']:.2f}×[/] of it")
         t.add_row("cached at the end", f"{sw['cached_at_end']} keys of {sw['slots']} slots")
         t.add_row("promotions / refills", f"{sw['promotions']} / {sw['refills']}")
         t.add_row("evictions", str(sw["evictions"]))

@@ -15,6 +15,7 @@ from p4cache.demo import report
 from p4cache.demo.job import JobSpec, Target, run_job
 from p4cache.lab import Lab, LabSpec
 from p4cache.lab.lab import MEMCACHED_UDP
+from p4cache.lincheck.history import Op
 from softnic import netns
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -25,6 +26,17 @@ def test_percentile_picks_ranks() -> None:
     assert report.percentile([5.0, 1.0, 3.0], 50) == 3.0
     assert report.percentile([float(i) for i in range(1, 101)], 99) == 99.0
     assert report.percentile([1.0, 2.0], 0) == 1.0
+
+
+def test_the_optimal_share_counts_top_k_keys_after_their_first_get() -> None:
+    def get(key: str, t: int) -> Op:
+        return Op(client=1, key=key, op="get", call=t, ret=t + 1, result=None)
+    # a x4, b x2, c x1, in this order of calls: a a b a b a c
+    gets = [get(k, t) for t, k in enumerate("aababac")]
+    assert report.optimal_share([], 2) is None
+    assert report.optimal_share(gets, 3) == 4 / 7    # a: 3 after its first, b: 1, c: 0
+    assert report.optimal_share(gets, 1) == 3 / 7    # only a fits
+    assert report.optimal_share(list(reversed(gets)), 1) == 3 / 7, "by call time"
 
 
 def test_job_on_a_lab(tmp_path: Path) -> None:
