@@ -14,6 +14,7 @@ from p4cache_agent.expiry import Expiry
 from p4cache_agent.fetch import MemcachedReader
 from p4cache_agent.gate.policy import Gate
 from p4cache_agent.gate.proxy import GateConnection, PassThrough
+from p4cache_agent.loop import DEFAULT_BUSY_POLL, OWED
 from p4cache_agent.metrics import Metrics
 from p4cache_agent.switch import SwitchClient
 from p4cache_agent.watch import InFlight, WatchSet
@@ -34,6 +35,7 @@ class Config:
     retransmit: float = 0.02
     deadline: float = 1.0
     memcached_udp_port: int = 11211   # 0: memcached runs without UDP, no UDP fence
+    busy_poll: float = DEFAULT_BUSY_POLL  # seconds (p4cache_agent.loop); 0: never polls
 
 
 class Agent:
@@ -91,6 +93,8 @@ class Agent:
             "in_flight": len(self.inflight),
             "scheduled": len(self.expiry),
             "fetch_blocked": self.gate.fetch_blocked(),
+            "busy_poll": {"us": round(self.cfg.busy_poll * 1e6, 1),
+                          "owed": OWED.connections, "polled": OWED.polled},
             **snap,
         }
 

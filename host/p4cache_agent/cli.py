@@ -10,6 +10,7 @@ import sys
 from p4cache.agent_protocol import DEFAULT_PORT as CONTROL_PORT
 from p4cache.dataplane import CACHE_CTRL_PORT
 from p4cache_agent.agent import Agent, Config
+from p4cache_agent.loop import DEFAULT_BUSY_POLL, loop_factory
 
 
 def addr(text: str) -> tuple[str, int]:
@@ -50,6 +51,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--deadline", type=float, default=1.0,
                    help="seconds before an unconfirmed invalidation refuses the write "
                         "(default 1)")
+    p.add_argument("--busy-poll", type=float, default=DEFAULT_BUSY_POLL * 1e6, metavar="US",
+                   help="while memcached owes replies, microseconds the event loop polls its "
+                        f"sockets before it sleeps (default {DEFAULT_BUSY_POLL * 1e6:.0f}; "
+                        "0: never polls)")
     p.add_argument("-v", "--verbose", action="count", default=0,
                    help="-v: info and a trace line per command; -vv: debug")
     return p
@@ -69,9 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     cfg = Config(listen=a.listen, memcached=a.memcached, switch=a.switch, control=a.control,
                  source=source, gate=not a.no_gate, fence_timeout=a.fence_timeout,
                  ttl_margin=a.ttl_margin, retransmit=a.retransmit, deadline=a.deadline,
-                 memcached_udp_port=a.memcached_udp_port)
+                 memcached_udp_port=a.memcached_udp_port, busy_poll=max(0.0, a.busy_poll) * 1e-6)
     try:
-        asyncio.run(Agent(cfg).run_forever())
+        with asyncio.Runner(loop_factory=loop_factory(cfg.busy_poll)) as runner:
+            runner.run(Agent(cfg).run_forever())
     except OSError as e:
         print(f"p4cache-agent: {e}", file=sys.stderr)
         return 1

@@ -1,5 +1,6 @@
 """Any bytes from a client: the agent stays up, answers other clients, and forgets every write
 once the connections are gone (no in-flight write leaks, which would make fetches busy
+forever) and no connection stays counted as owed a reply (the loop would poll for it
 forever). The switch is unreachable and W unknown, so most writes are refused: the refusal and
 abort paths run as much as the forwarding ones."""
 
@@ -54,10 +55,12 @@ def test_fuzz_the_running_agent(memcached: Memcached, tmp_path: Path) -> None:
         deadline = time.monotonic() + 15
         while True:
             st_ = agent.control.call({"op": "status"})["status"]
-            if st_["in_flight"] == 0 or time.monotonic() > deadline:
+            if (st_["in_flight"] == 0 and st_["busy_poll"]["owed"] == 0
+                    or time.monotonic() > deadline):
                 break
             time.sleep(0.2)
         assert st_["in_flight"] == 0, st_
+        assert st_["busy_poll"]["owed"] == 0, st_   # no connection left counted as owed
         assert agent.alive()
         text = log.read_text()
         assert "Traceback" not in text and "internal error" not in text, text[-3000:]

@@ -194,6 +194,22 @@ def classify_text(cmd: bytes) -> Command:
     return GARBAGE
 
 
+_GET, _GETS = _READS[b"get"], _READS[b"gets"]
+
+
 def classify(line: bytes) -> Command:
-    """The command of a line as read from the wire (its bytes before the '\\n')."""
+    """The command of a line as read from the wire (its bytes before the '\\n').
+
+    Fast path for the commonest line, ``get``/``gets`` with at least one key, no NUL and no
+    leading blank: the read the slow path (:func:`classify_text` of :func:`command_text`) would
+    return, without tokenizing. Anything else takes the slow path."""
+    if line[:4] == b"get ":
+        cmd, start = _GET, 4
+    elif line[:5] == b"gets ":
+        cmd, start = _GETS, 5
+    else:
+        return classify_text(command_text(line))
+    end = len(line) - 1 if line[-1:] == b"\r" else len(line)
+    if line.count(b" ", start, end) < end - start and line.find(b"\0") < 0:
+        return cmd   # a byte other than ' ' after the word: a key token, so ntok >= 3
     return classify_text(command_text(line))

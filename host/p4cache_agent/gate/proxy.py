@@ -33,6 +33,7 @@ from p4cache_agent.gate.commands import Command, Reply
 from p4cache_agent.gate.policy import REFUSAL, Admission, Gate
 from p4cache_agent.gate.requests import Data, DataEnd, Line, LongGet, Raw, RequestFramer
 from p4cache_agent.gate.responses import FENCE_REQUEST, ProtocolError, ResponseFramer
+from p4cache_agent.loop import OWED
 from p4cache_agent.metrics import Metrics
 from p4cache_agent.watch import Ticket
 
@@ -49,6 +50,10 @@ class _Expect:
     kind: Reply | None            # None: a reply made here (synth)
     ticket: Ticket | None = None
     synth: bytes = b""
+
+
+# What a command without a ticket (a read) waits for: never modified, so shared.
+_UNTICKETED = {kind: _Expect(kind) for kind in Reply}
 
 
 class _Upstream(asyncio.Protocol):
@@ -98,6 +103,7 @@ class GateConnection(asyncio.Protocol):
         self._eof_sent = False
         self._raw_ticket: Ticket | None = None
         self._raw_expected = False
+        self._owed = False            # counted in loop.OWED: memcached owes replies
         self._tasks: set[asyncio.Task[None]] = set()
         self._tracing = trace.isEnabledFor(logging.DEBUG)
 
@@ -188,6 +194,7 @@ class GateConnection(asyncio.Protocol):
         if (self._client_eof and not self._busy and not self._eof_sent
                 and self.upstream is not None and (exhausted or self._quit)):
             self._finish_requests()
+        self._count_owed()
 
     def _handle(self, ev: Line | LongGet | Data | DataEnd | Raw) -> None:
         if isinstance(ev, Line):
@@ -287,7 +294,8 @@ class GateConnection(asyncio.Protocol):
             self._send(raw + FENCE_REQUEST if fence else raw)
         if cmd.reply is Reply.RAW:
             self._raw_expected = True
-        self.expect.append(_Expect(cmd.reply, ticket))
+        self.expect.append(_UNTICKETED[cmd.reply] if ticket is None
+                           else _Expect(cmd.reply, ticket))
         if cmd.reply is Reply.NONE:
             self._quit = True   # memcached closes after quit and reads nothing more
 
@@ -358,6 +366,13 @@ class GateConnection(asyncio.Protocol):
         if "pending" in self._paused and len(expect) < MAX_PENDING // 2:
             self.resume("pending")
             self._pump()
+        self._count_owed()
+
+    def _count_owed(self) -> None:
+        owed = bool(self.expect) and not self._upstream_done
+        if owed != self._owed:
+            self._owed = owed
+            OWED.connections += 1 if owed else -1
 
     def _write_client(self, out: list[bytes]) -> None:
         if out and self.client is not None and not self._client_gone:
@@ -372,6 +387,7 @@ class GateConnection(asyncio.Protocol):
             self.gate.end(e.ticket)
         pending_synth = [e.synth for e in self.expect if e.kind is None]
         self.expect.clear()
+        self._count_owed()
         self._write_client(pending_synth)
         for t in list(self._tasks):
             if t is not asyncio.current_task():
