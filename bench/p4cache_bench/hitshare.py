@@ -111,7 +111,8 @@ def measure_point(cl, s: Settings, size: int, skew: float, first: bool) -> dict:
             "controller": {k: st.get(k) for k in ("promotions", "promotions_started",
                                                     "evictions", "rejected", "deferred",
                                                     "digests", "aborted", "refills",
-                                                    "admission", "latency")},
+                                                    "admission", "latency",
+                                                    "control_datagrams")},
             "cached_keys": sum(1 for k in st.get("keys", []) if k.get("phase") == "filled"),
             "cached_ranks": cached_ranks(st),
             "loadavg": loadavg()}

@@ -49,6 +49,9 @@ class CacheState:
     by_slot: dict[int, Entry] = field(default_factory=dict)
     versions: dict[int, int] = field(default_factory=dict)  # slot -> last version sent/read
     _deadlines: list[tuple[float, int, Entry]] = field(default_factory=list)  # a heap
+    # Slots whose entry is not FILLED (a promotion or eviction under way): kept as phases
+    # change (set_phase), so the policy's question "which slots are busy" costs nothing.
+    busy: set[int] = field(default_factory=set)
 
     def add(self, e: Entry) -> None:
         if e.ident in self.entries:
@@ -57,12 +60,23 @@ class CacheState:
             raise ValueError(f"slot {e.slot} already holds {self.by_slot[e.slot].key!r}")
         self.entries[e.ident] = e
         self.by_slot[e.slot] = e
+        if e.phase is not Phase.FILLED:
+            self.busy.add(e.slot)
 
     def remove(self, e: Entry) -> None:
         if self.entries.get(e.ident) is e:
             del self.entries[e.ident]
         if self.by_slot.get(e.slot) is e:
             del self.by_slot[e.slot]
+            self.busy.discard(e.slot)
+
+    def set_phase(self, e: Entry, phase: Phase) -> None:
+        e.phase = phase
+        if self.by_slot.get(e.slot) is e:
+            if phase is Phase.FILLED:
+                self.busy.discard(e.slot)
+            else:
+                self.busy.add(e.slot)
 
     def get(self, server: str, key: bytes) -> Entry | None:
         return self.entries.get((server, key))

@@ -13,7 +13,7 @@
       "cache": {"slots": 4096, "ttl_margin_s": 2.0, "epoch_s": 1.0, "ema_alpha": 0.5,
                 "hotter_factor": 1.0, "max_inflight": 64, "fill_attempts": 3,
                 "ack_timeout_s": 0.05, "ack_attempts": 6, "agent_timeout_s": 5.0,
-                "threshold_min": 1, "threshold_max": 4096, "digest_budget": 2000},
+                "threshold_min": 1, "threshold_max": 4096, "digest_budget": 1000},
       "status_listen": "127.0.0.1:11214"
     }
 
@@ -105,7 +105,7 @@ class CacheConfig:
     # bounds (policy/admission.py); equal bounds fix it.
     threshold_min: int = 1
     threshold_max: int = 4096
-    digest_budget: float = 2000.0   # reports/s above which the threshold goes up
+    digest_budget: float = 1000.0   # reports/s above which the threshold goes up
 
 
 @dataclass(frozen=True)

@@ -380,6 +380,31 @@ class Switch:
     def insert(self, te: sh.TableEntry) -> None:
         self._call(f"insert into {te.name}", te.insert)
 
+    def insert_many(self, tes: list[sh.TableEntry], exists_ok: bool = True) -> None:
+        """Insert several entries in one WriteRequest (one round trip instead of one each);
+        with ``exists_ok`` an entry that is already there is no error."""
+        if not tes:
+            return
+
+        def write() -> None:
+            assert self._client is not None
+            req = p4runtime_pb2.WriteRequest()
+            for te in tes:
+                u = req.updates.add()
+                u.type = p4runtime_pb2.Update.INSERT
+                u.entity.table_entry.CopyFrom(te.msg())
+            try:
+                self._client.write(req)
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.UNKNOWN:  # type: ignore[attr-defined]
+                    raise P4RuntimeException(e) from None
+                err = P4RuntimeWriteException(e)
+                if exists_ok and all(p4e.canonical_code == code_pb2.ALREADY_EXISTS
+                                     for _, p4e in err.errors):
+                    return
+                raise err from None
+        self._call(f"insert {len(tes)} entries into {tes[0].name}", write)
+
     def modify(self, te: sh.TableEntry) -> None:
         self._call(f"modify {te.name}", te.modify)
 

@@ -92,6 +92,8 @@ class Workflows:
         self.endpoints = {s.ip: Endpoint(s.ip, s.mac) for s in cfg.servers}
         self.cooldown: dict[tuple[str, bytes], float] = {}
         self._reserving: list[tuple[Entry, int]] = []    # rounds started, not reserved yet
+        # filled keys reported since (a write may have taken their value): (entry, filled_at)
+        self._refill_checks: list[tuple[Entry, float | None]] = []
         self._fetch_wait: dict[str, list[tuple[Entry, int]]] = {}  # server -> to fetch
         self._fetching: set[str] = set()                # servers with a fetch at the agent
         # Candidates reported but not promoted yet (max_inflight reached, or no colder measured
@@ -173,10 +175,9 @@ class Workflows:
             # digest may also be a hot-key report from before the fill (sent at most once per
             # data-plane epoch, it may trail the fill): a slot that answers is left alone, so
             # a refresh never takes a valid value away for nothing.
+            # The slot's state is read at the next flush, with the other such digests' slots.
             if e.phase is Phase.FILLED:
-                if self.updates.read(self.endpoints[server], e.slot).status != dp.STATUS_VALID:
-                    self.metrics.refill_asks += 1
-                    self.refresh(e, now)
+                self._refill_checks.append((e, e.filled_at))
             return
         score = self.policy.candidate(ident)
         if self.cooldown.get(ident, 0.0) > now:
@@ -222,7 +223,7 @@ class Workflows:
         return bool(cold)
 
     def _inflight(self) -> int:
-        return len(self.cache.in_phase(Phase.RESERVED, Phase.FETCHING))
+        return len(self.cache.busy)  # promotions (and the odd eviction) under way
 
     def _consider(self, ident: tuple[str, bytes], score: float, started: float,
                   reported: float | None = None) -> str:
@@ -234,7 +235,7 @@ class Workflows:
         if inflight >= self.cfg.cache.max_inflight:
             log.debug("deferred %r (%.2f/s): %d promotions in flight", key, score, inflight)
             return "deferred"
-        busy = {x.slot for x in self.cache.entries.values() if x.phase is not Phase.FILLED}
+        busy = self.cache.busy
         d = self.policy.decide(score, busy, reported)
         if isinstance(d, Admit):
             slot = d.slot
@@ -314,19 +315,40 @@ class Workflows:
     def _round(self, e: Entry) -> None:
         """Start a round for ``e``; its steps run at the next :meth:`flush`."""
         e.attempts += 1
-        e.phase = Phase.RESERVED
+        self.cache.set_phase(e, Phase.RESERVED)
         self._reserving.append((e, e.attempts))
 
     def _live(self, e: Entry, attempt: int, phase: Phase) -> bool:
         return self.cache.current(e) and e.phase is phase and e.attempts == attempt
 
     def queued(self) -> int:
-        """Rounds waiting for :meth:`flush`."""
-        return len(self._reserving)
+        """Rounds and slot checks waiting for :meth:`flush`."""
+        return len(self._reserving) + len(self._refill_checks)
+
+    def _check_refills(self) -> None:
+        """Digests for filled keys since the last flush: OP_READ their slots as one window and
+        refill those that stopped answering (a slot that answers is left alone)."""
+        checks, self._refill_checks = self._refill_checks, []
+        live = {e.slot: e for e, filled_at in checks if self.cache.current(e)
+                and e.phase is Phase.FILLED and e.filled_at == filled_at}
+        if not live:
+            return
+        entries = list(live.values())
+        acks = self.updates.request_many(
+            [(self.endpoints[e.server], dp.read_datagram(e.slot)) for e in entries])
+        now = self.clock()
+        for e, ack in zip(entries, acks, strict=True):
+            if ack.status != dp.STATUS_VALID and self.cache.current(e) \
+                    and e.phase is Phase.FILLED:
+                self.metrics.refill_asks += 1
+                self.refresh(e, now)
 
     def flush(self) -> None:
-        """Reserve and install the rounds started since the last flush, then hand their
-        fetches to the agents (the worker calls this whenever its event queue runs dry)."""
+        """Check the slots of filled keys that were reported, reserve and install the rounds
+        started since the last flush, then hand their fetches to the agents (the worker calls
+        this whenever its event queue runs dry)."""
+        if self._refill_checks:
+            self._check_refills()
         while self._reserving:
             batch, self._reserving = self._reserving, []
             live = [(e, a) for e, a in batch if self._live(e, a, Phase.RESERVED)]
@@ -335,21 +357,18 @@ class Workflows:
             t0 = self.clock()
             self._reserve_many([e for e, _ in live])         # 1. reserve: slots invalid first,
             t1 = self.clock()
+            new = [e for e, _ in live if not e.installed]     #    then the lookup entries
+            self.switch.insert_many([
+                self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key), SET_SLOT,
+                                  {"slot": str(e.slot)}) for e in new])
+            t2 = self.clock()
+            for e in new:
+                e.installed = True
+                self.trace.append(("insert", e.server, e.key, e.slot))
+                self.metrics.insert_latency.add(t2 - t1)
             for e, a in live:
                 self.metrics.reserve_latency.add(t1 - t0)
-                if not e.installed:                           #    then the lookup entries
-                    t2 = self.clock()
-                    te = self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key),
-                                           SET_SLOT, {"slot": str(e.slot)})
-                    try:
-                        self.switch.insert(te)
-                    except SwitchError as err:
-                        if err.code != code_pb2.ALREADY_EXISTS:
-                            raise
-                    e.installed = True
-                    self.trace.append(("insert", e.server, e.key, e.slot))
-                    self.metrics.insert_latency.add(self.clock() - t2)
-                e.phase = Phase.FETCHING                      # 2. fetch (agent, async)
+                self.cache.set_phase(e, Phase.FETCHING)       # 2. fetch (agent, async)
                 e.fetch_sent = self.clock()
                 self.trace.append(("fetch", e.server, e.key))
                 self._fetch_wait.setdefault(e.server, []).append((e, a))
@@ -477,7 +496,7 @@ class Workflows:
         if outcome == "applied":
             now = self.clock()
             refill = e.filled_at is not None
-            e.phase = Phase.FILLED
+            self.cache.set_phase(e, Phase.FILLED)
             e.filled_at = now
             e.reply_len = len(reply)
             e.ttl = res.ttl
@@ -516,7 +535,7 @@ class Workflows:
     def _remove(self, e: Entry, keep_slot: bool) -> None:
         """Delete the entry, then invalidate the slot, then unwatch: once the entry is gone no
         GET reaches the slot, and the slot is invalid before another key may use it."""
-        e.phase = Phase.EVICTING
+        self.cache.set_phase(e, Phase.EVICTING)
         if e.installed:
             te = self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key))
             try:

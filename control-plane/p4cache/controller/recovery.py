@@ -37,6 +37,8 @@ from .promote import SET_SLOT, Workflows
 from .updates import Endpoint, Updates
 
 log = logging.getLogger("p4cache.controller.recovery")
+DIGEST_LIST = 64
+DIGEST_WAIT_NS = 2_000_000
 
 
 @dataclass
@@ -61,9 +63,12 @@ def install_static(switch: Switch, cfg: Config) -> int:
                                                       "src_addr": s.ip},
                                     "CacheIngress.control_trust.trust_agent"))
         n += 1
-    # One digest per list, sent at once; a list not acknowledged within 1 s may be sent again.
-    switch.enable_digest(dp.DIGEST_HOT_KEY, max_timeout_ns=0, max_list_size=1,
-                         ack_timeout_ns=10**9)
+    # Digests batched into lists of up to 64, none waiting more than 2 ms: a burst of reports
+    # (a low admission threshold, a moving hot set) is a few stream messages rather than one
+    # per key, so it cannot crowd the control datagrams' acks out of the switch's queue to the
+    # controller. A list not acknowledged within 1 s may be sent again.
+    switch.enable_digest(dp.DIGEST_HOT_KEY, max_timeout_ns=DIGEST_WAIT_NS,
+                         max_list_size=DIGEST_LIST, ack_timeout_ns=10**9)
     return n
 
 

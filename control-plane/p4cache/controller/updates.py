@@ -194,9 +194,21 @@ class Updates:
                     else:
                         p.sent_at = time.monotonic()
                     self._send(p.frame)
+                # Acks of a window come back one by one (the switch takes its packet-outs in
+                # turn), so the wait restarts while they keep coming: only a window whose acks
+                # stopped for ``wait`` is sent again, not the tail of a long window that is
+                # simply still being answered.
                 deadline = time.monotonic() + wait
+                answered = 0
                 for p in todo:
-                    p.done.wait(max(0.0, deadline - time.monotonic()))
+                    while not p.done.wait(max(0.0, deadline - time.monotonic())):
+                        now_answered = sum(q.done.is_set() for q in todo)
+                        if now_answered == answered:
+                            break
+                        answered = now_answered
+                        deadline = time.monotonic() + wait
+                    if not p.done.is_set():
+                        break
                 wait *= 2
             missing = [p for p in pend if not p.done.is_set()]
             if missing:

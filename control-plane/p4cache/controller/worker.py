@@ -12,8 +12,10 @@ same key, and a sync goes before the fetches that follow it).
 
 from __future__ import annotations
 
+import cProfile
 import ipaddress
 import logging
+import os
 import queue
 import threading
 import time
@@ -43,7 +45,7 @@ ADMISSION = "CacheIngress.hot_keys.admission"
 SET_ADMISSION = "CacheIngress.hot_keys.set_admission"
 ADMIT_S = 0.1          # how often the admission threshold is looked at
 FLUSH_AT = 64          # rounds queued that are run without waiting for the queue to drain
-DIGEST_BACKLOG = 4096  # digest lists queued for the worker at most; beyond, dropped and counted
+DIGEST_BACKLOG = 256   # digest lists queued for the worker at most; beyond, dropped and counted
 
 
 class Controller:
@@ -107,7 +109,21 @@ class Controller:
             a.close()
 
     def run(self) -> None:
-        """The worker loop (returns after stop())."""
+        """The worker loop (returns after stop()). With P4CACHE_CONTROLLER_PROFILE=FILE in the
+        environment it runs under cProfile and leaves the statistics in FILE (pstats)."""
+        path = os.environ.get("P4CACHE_CONTROLLER_PROFILE")
+        if not path:
+            self._run()
+            return
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            self._run()
+        finally:
+            prof.disable()
+            prof.dump_stats(path)
+
+    def _run(self) -> None:
         next_tick = self.clock()
         last_tick = next_admit = next_tick
         while not self._stop.is_set():
@@ -317,7 +333,7 @@ class Controller:
         """Move the data plane's report threshold if the policy says so (policy/admission.py),
         and make sure the switch holds it (a new session starts from the program's default)."""
         assert self.switch is not None
-        busy = {e.slot for e in self.cache.entries.values() if e.phase is not Phase.FILLED}
+        busy = self.cache.busy
         change = self.policy.admit(now, busy, self._backlog)
         value = self.policy.admission.value
         if value == self._threshold_pushed:
