@@ -84,6 +84,30 @@ def test_polling_gives_up_after_busy_poll_and_blocks() -> None:
         b.close()
 
 
+def test_after_a_reply_it_polls_for_the_next_request_unless_a_write_waits() -> None:
+    owed = Owed()
+    owed.linger = 0.2
+    sel = BusyPollSelector(0.2, owed)
+    a, b = _pair(sel)
+    try:
+        owed.replied()
+        timer = threading.Timer(0.01, a.send, (b"x",))
+        timer.start()
+        assert [k.fileobj for k, _ in sel.select(None)] == [b]
+        assert owed.polled == 1
+        b.recv(10)
+        owed.replied()
+        owed.gating()                # a write now waits for the switch: sleep, do not poll
+        timer = threading.Timer(0.01, a.send, (b"x",))
+        timer.start()
+        assert [k.fileobj for k, _ in sel.select(None)] == [b]
+        assert owed.polled == 1
+    finally:
+        sel.close()
+        a.close()
+        b.close()
+
+
 LINES = st.one_of(
     st.tuples(st.sampled_from([b"get", b"gets", b"get ", b"gets ", b" get ", b"gat ", b"getx "]),
               st.binary(max_size=12),

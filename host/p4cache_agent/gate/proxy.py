@@ -231,6 +231,7 @@ class GateConnection(asyncio.Protocol):
         self._wait_for(self._gated(ev, adm))
 
     def _wait_for(self, coro) -> None:  # noqa: ANN001
+        OWED.gating()
         self._busy = True
         self.pause("busy")
         self._spawn(coro)
@@ -377,6 +378,7 @@ class GateConnection(asyncio.Protocol):
     def _write_client(self, out: list[bytes]) -> None:
         if out and self.client is not None and not self._client_gone:
             self.client.write(b"".join(out))
+            OWED.replied()
 
     def upstream_closed(self) -> None:
         if self._upstream_done:
