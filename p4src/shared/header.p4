@@ -122,11 +122,13 @@ struct headers_t {
     chunk1_h      tail;
 }
 
-/* What the switch reports for a hot key: the match key of cache_lookup. */
+/* What the switch reports for a hot key: the match key of cache_lookup, and the key's
+ * estimated misses in the current epoch when it was sent (HotKeys). */
 struct hot_key_digest_t {
     ipv4_addr_t    server_addr;
     bit<8>         key_len;
     bit<KEY_BITS>  key;
+    bit<16>        count;
 }
 
 struct local_metadata_t {

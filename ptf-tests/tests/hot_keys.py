@@ -1,10 +1,11 @@
-"""Hot-key reports: a key missed HOT_THRESHOLD times within one epoch is reported once, by a
-digest (server address, key length, key), and again in a later epoch.
+"""Hot-key reports: a key missed HOT_THRESHOLD times within one epoch is reported by a digest
+(server address, key length, key, its count of misses), again at exactly 2, 4, 8 and 16 times
+that count in the same epoch, and again in a later epoch.
 
 Epochs are 2^EPOCH_SHIFT microseconds of the switch's clock (about 1.05 s), which the tests
 cannot read. They find an epoch boundary from the outside instead: a probe key is sent in bursts
-of HOT_THRESHOLD misses; it is reported in one epoch, and the next report of it can only come
-from a burst in a new epoch, which has just begun.
+of HOT_THRESHOLD misses; a report of it counting exactly HOT_THRESHOLD misses is its first burst
+of an epoch, so the second such report comes from a burst in a new epoch, which has just begun.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class HotKeyTest(P4CacheTest):
         P4CacheTest.setUp(self)
         self.p4rt.enable_digest(dp.DIGEST_HOT_KEY)
         self.reported = 0  # keys in every digest received
+        self.counts: list[int] = []  # the counts of the last reports() call, in order
 
     def misses(self, key: bytes, n: int, **frame_kw: object) -> None:
         """Send ``n`` GETs of ``key`` and wait until all reached the server (were processed)."""
@@ -38,6 +40,7 @@ class HotKeyTest(P4CacheTest):
     def reports(self, wait: float) -> list[bytes]:
         """Keys reported by digests arriving within ``wait`` seconds."""
         keys = []
+        self.counts = []
         deadline = time.monotonic() + wait
         while (left := deadline - time.monotonic()) > 0:
             d = self.p4rt.get_digest(timeout=left)
@@ -45,9 +48,11 @@ class HotKeyTest(P4CacheTest):
                 break
             self.assertEqual(d.name, dp.DIGEST_HOT_KEY)
             for data in d.data:
-                self.assertEqual(set(data), {"server_addr", "key_len", "key"}, "digest members")
+                self.assertEqual(set(data), {"server_addr", "key_len", "key", "count"},
+                                 "digest members")
                 self.assertEqual(data["server_addr"], ip_int(SERVER_IP), "digest server_addr")
                 keys.append(dp.key_from_match(data["key_len"], data["key"]))
+                self.counts.append(data["count"])
         self.reported += len(keys)
         return keys
 
@@ -59,7 +64,9 @@ class HotKeyTest(P4CacheTest):
             self.misses(probe, dp.HOT_THRESHOLD)
             got = self.reports(0.03)
             self.assertLessEqual(set(got), {probe}, "only the probe is missing often")
-            if got:
+            # The probe's count starts from zero each epoch: only a report at exactly T misses
+            # is its first burst of an epoch (2T, 4T, ... are the same epoch's re-reports).
+            if dp.HOT_THRESHOLD in self.counts:
                 seen += 1
                 if seen == 2:
                     return time.monotonic()
@@ -67,34 +74,38 @@ class HotKeyTest(P4CacheTest):
 
 
 class HotKeyDigest(HotKeyTest):
-    """Reported at the HOT_THRESHOLD-th miss, not before; once per epoch; again in the next."""
+    """Reported at the HOT_THRESHOLD-th miss, not before, with its count; again at exactly
+    2 and 4 times it (the levels go on to 16 times) and at no count in between; again in the
+    next epoch."""
 
     def runTest(self) -> None:
         key = b"hot:key"
+        t = dp.HOT_THRESHOLD
         for attempt in range(3):
             t0 = self.epoch_start(b"probe%d" % attempt)
-            self.misses(key, dp.HOT_THRESHOLD - 1)
-            early = self.reports(0.1)
+            self.misses(key, t - 1)
+            early, early_counts = self.reports(0.05), self.counts
             self.misses(key, 1)
-            first = self.reports(0.2)
+            first, first_counts = self.reports(0.15), self.counts
+            # T more: one report, at exactly 2T (any report in between would be listed too)
+            self.misses(key, t)
+            second, second_counts = self.reports(0.15), self.counts
             if time.monotonic() - t0 < EPOCH_S - SYNC_SLACK_S - 0.1:
                 break
             # Too slow to be sure all of it fell in one epoch (a loaded machine): again.
             self.reported += len(self.p4rt.drain_digests())
         else:
-            self.fail("could not send HOT_THRESHOLD misses within one epoch in 3 attempts")
-        self.assertEqual(early, [], f"reported before {dp.HOT_THRESHOLD} misses")
-        self.assertEqual(first, [key], f"report after {dp.HOT_THRESHOLD} misses")
-
-        # More misses in the same epoch: no more reports.
-        while time.monotonic() - t0 < EPOCH_S - SYNC_SLACK_S - 0.1:
-            self.misses(key, dp.HOT_THRESHOLD)
-            self.assertEqual(self.reports(0.05), [], "second report within one epoch")
+            self.fail("could not send 2 HOT_THRESHOLD misses within one epoch in 3 attempts")
+        self.assertEqual((early, early_counts), ([], []), f"reported before {t} misses")
+        self.assertEqual((first, first_counts), ([key], [t]), f"report after {t} misses")
+        self.assertEqual((second, second_counts), ([key], [2 * t]),
+                         f"one more report, at {2 * t} misses")
 
         # The next epoch: reported again once it is hot again.
         time.sleep(max(0.0, t0 + EPOCH_S + 0.05 - time.monotonic()))
         self.misses(key, dp.HOT_THRESHOLD)
         self.assertEqual(self.reports(0.5), [key], "report in the next epoch")
+        self.assertEqual(self.counts, [dp.HOT_THRESHOLD], "counting from zero again")
         self.assertLess(time.monotonic() - t0, 2 * EPOCH_S - SYNC_SLACK_S)
         self.assertEqual(self.reports(0.1), [])
         stats = self.stats()

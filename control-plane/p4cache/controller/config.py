@@ -339,8 +339,8 @@ def _cache(r: _Reader) -> CacheConfig:
         ack_timeout_s=r.number("ack_timeout_s", d.ack_timeout_s, 0.001, 10.0),
         ack_attempts=r.integer("ack_attempts", d.ack_attempts, 1, 100),
         agent_timeout_s=r.number("agent_timeout_s", d.agent_timeout_s, 0.1, 600.0),
-        threshold_min=r.integer("threshold_min", d.threshold_min, 1, 0xFFFF),
-        threshold_max=r.integer("threshold_max", d.threshold_max, 1, 0xFFFF),
+        threshold_min=r.integer("threshold_min", d.threshold_min, 1, 4096),
+        threshold_max=r.integer("threshold_max", d.threshold_max, 1, 4096),  # 16 T fits 16 bits
         digest_budget=r.number("digest_budget", d.digest_budget, 1.0, 1e7),
     )
     if c.threshold_min > c.threshold_max:

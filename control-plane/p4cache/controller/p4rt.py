@@ -380,9 +380,17 @@ class Switch:
     def insert(self, te: sh.TableEntry) -> None:
         self._call(f"insert into {te.name}", te.insert)
 
-    def insert_many(self, tes: list[sh.TableEntry], exists_ok: bool = True) -> None:
+    def insert_many(self, tes: list[sh.TableEntry]) -> None:
         """Insert several entries in one WriteRequest (one round trip instead of one each);
-        with ``exists_ok`` an entry that is already there is no error."""
+        an entry that is already there is no error."""
+        self._write_many(tes, p4runtime_pb2.Update.INSERT, code_pb2.ALREADY_EXISTS, "insert")
+
+    def delete_many(self, tes: list[sh.TableEntry]) -> None:
+        """Delete several entries in one WriteRequest; an entry already gone is no error."""
+        self._write_many(tes, p4runtime_pb2.Update.DELETE, code_pb2.NOT_FOUND, "delete")
+
+    def _write_many(self, tes: list[sh.TableEntry], kind: int, ok_code: int, what: str
+                    ) -> None:
         if not tes:
             return
 
@@ -391,7 +399,7 @@ class Switch:
             req = p4runtime_pb2.WriteRequest()
             for te in tes:
                 u = req.updates.add()
-                u.type = p4runtime_pb2.Update.INSERT
+                u.type = kind  # type: ignore[assignment]
                 u.entity.table_entry.CopyFrom(te.msg())
             try:
                 self._client.write(req)
@@ -399,11 +407,10 @@ class Switch:
                 if e.code() != grpc.StatusCode.UNKNOWN:  # type: ignore[attr-defined]
                     raise P4RuntimeException(e) from None
                 err = P4RuntimeWriteException(e)
-                if exists_ok and all(p4e.canonical_code == code_pb2.ALREADY_EXISTS
-                                     for _, p4e in err.errors):
+                if all(p4e.canonical_code == ok_code for _, p4e in err.errors):
                     return
                 raise err from None
-        self._call(f"insert {len(tes)} entries into {tes[0].name}", write)
+        self._call(f"{what} {len(tes)} entries of {tes[0].name}", write)
 
     def modify(self, te: sh.TableEntry) -> None:
         self._call(f"modify {te.name}", te.modify)

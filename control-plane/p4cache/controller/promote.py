@@ -92,6 +92,7 @@ class Workflows:
         self.endpoints = {s.ip: Endpoint(s.ip, s.mac) for s in cfg.servers}
         self.cooldown: dict[tuple[str, bytes], float] = {}
         self._reserving: list[tuple[Entry, int]] = []    # rounds started, not reserved yet
+        self._deleting: list[Entry] = []                 # evicted for a candidate: to delete
         # filled keys reported since (a write may have taken their value): (entry, filled_at)
         self._refill_checks: list[tuple[Entry, float | None]] = []
         self._fetch_wait: dict[str, list[tuple[Entry, int]]] = {}  # server -> to fetch
@@ -160,7 +161,9 @@ class Workflows:
         raise ProtocolError(f"filling slot {e.slot}: {ack.status_name}")
 
     # ------------------------------------------------------------------ digests
-    def on_digest(self, server: str, key: bytes) -> None:
+    def on_digest(self, server: str, key: bytes, count: int = 0) -> None:
+        """A digest: ``key`` of ``server`` missed ``count`` times in the switch's current
+        epoch (0: unknown, taken as the admission threshold)."""
         now = self.clock()
         self.metrics.digests += 1
         ident = (server, key)
@@ -178,8 +181,14 @@ class Workflows:
             # The slot's state is read at the next flush, with the other such digests' slots.
             if e.phase is Phase.FILLED:
                 self._refill_checks.append((e, e.filled_at))
+            # A later report of a key being promoted, or filled and not measured yet, tells
+            # how hot it is better than the report it was promoted on.
+            if count and e.slot in self.policy.frequency:
+                self.policy.reported_cached(e.slot, count)
+            elif count:
+                e.score = max(e.score, count / self.policy.epoch_s)
             return
-        score = self.policy.candidate(ident)
+        score = self.policy.candidate(ident, count)
         if self.cooldown.get(ident, 0.0) > now:
             return
         p = self.pending.get(ident)
@@ -243,7 +252,7 @@ class Workflows:
             victim = self.cache.by_slot[d.victim]
             log.info("evicting %s %r (%.2f/s) for %r (%.2f/s)", victim.server, victim.key,
                      d.victim_rate, key, score)
-            self.evict(victim, "cold", keep_slot=True)
+            self._evict_for_candidate(victim)
             slot = d.victim
         else:
             log.debug("rejected %r (%.2f/s): %s", key, score, d.reason)
@@ -322,8 +331,8 @@ class Workflows:
         return self.cache.current(e) and e.phase is phase and e.attempts == attempt
 
     def queued(self) -> int:
-        """Rounds and slot checks waiting for :meth:`flush`."""
-        return len(self._reserving) + len(self._refill_checks)
+        """Rounds, deletes and slot checks waiting for :meth:`flush`."""
+        return len(self._reserving) + len(self._refill_checks) + len(self._deleting)
 
     def _check_refills(self) -> None:
         """Digests for filled keys since the last flush: OP_READ their slots as one window and
@@ -349,7 +358,9 @@ class Workflows:
         this whenever its event queue runs dry)."""
         if self._refill_checks:
             self._check_refills()
-        while self._reserving:
+        while self._reserving or self._deleting:
+            if self._deleting:
+                self._flush_deletes()       # before any reserve: a slot given up is reused
             batch, self._reserving = self._reserving, []
             live = [(e, a) for e, a in batch if self._live(e, a, Phase.RESERVED)]
             if not live:
@@ -524,6 +535,37 @@ class Workflows:
         log.info("promotion of %s %r given up: %s", e.server, e.key, reason)
         self._remove(e, keep_slot=False)
         self.drain()
+
+    def _evict_for_candidate(self, e: Entry) -> None:
+        """Evict the cold key ``e`` to give its slot to a candidate at once. Its entry's delete
+        and its unwatch wait for the next flush, which runs them before it reserves anything:
+        delete (no GET of ``e``'s key reaches the slot), unwatch, then the candidate's reserve
+        (the slot invalid: it stands for the eviction's own invalidation), insert, fetch and
+        fill. Until that flush ``e``'s slot serves ``e``'s key as before, and its writes are
+        still gated."""
+        self.policy.evicted(e.ident, e.slot)
+        self.cache.set_phase(e, Phase.EVICTING)
+        self.cache.remove(e)
+        self.policy.frequency.stop(e.slot)
+        self._deleting.append(e)
+        self.metrics.evicted("cold")
+
+    def _flush_deletes(self) -> None:
+        """The entries of the keys evicted for candidates, deleted in one write, then their
+        keys unwatched."""
+        gone, self._deleting = self._deleting, []
+        t0 = self.clock()
+        self.switch.delete_many([self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key))
+                                 for e in gone if e.installed])
+        for e in gone:
+            if e.installed:
+                e.installed = False
+                self.trace.append(("delete", e.server, e.key, e.slot))
+            key = e.key
+            self.trace.append(("unwatch", e.server, key))
+            self.agent_call(e.server, lambda agent, key=key: agent.unwatch(key),
+                            lambda res: None)
+            self.metrics.eviction_latency.add(self.clock() - t0)
 
     def evict(self, e: Entry, reason: str, keep_slot: bool = False) -> None:
         t0 = self.clock()

@@ -313,10 +313,11 @@ class Controller:
             try:
                 server = str(ipaddress.IPv4Address(d["server_addr"]))
                 key = dp.key_from_match(d["key_len"], d["key"])
-            except (KeyError, ValueError) as e:
+                count = int(d["count"])
+            except (KeyError, ValueError, TypeError) as e:
                 log.warning("unreadable digest %s: %s", d, e)
                 continue
-            self.flows.on_digest(server, key)
+            self.flows.on_digest(server, key, count)
 
     def _queue_digest(self, sid: int, msg: DigestMessage) -> None:
         """From the stream thread: a digest list for the worker, unless DIGEST_BACKLOG of them
@@ -386,12 +387,14 @@ class Controller:
         fut: Future[Any] = Future()
         return self._ask(("call", fut, fn), fut, timeout)
 
-    def inject_digest(self, server: str, key: bytes) -> None:
-        """Handle (server, key) as if the switch had reported it hot."""
+    def inject_digest(self, server: str, key: bytes, count: int | None = None) -> None:
+        """Handle (server, key) as if the switch had reported it hot after ``count`` misses
+        in the current epoch (None: the admission threshold's)."""
         srv, klen, kval = dp.lookup_key(server, key)
+        n = self.policy.admission.value if count is None else count
         msg = DigestMessage(dp.DIGEST_HOT_KEY, 0,
-                            [{"server_addr": srv, "key_len": klen, "key": kval}])
-        self.events.put(("digest", self.session, msg))
+                            [{"server_addr": srv, "key_len": klen, "key": kval, "count": n}])
+        self._queue_digest(self.session, msg)
 
     # ------------------------------------------------------------------ status
     def snapshot(self) -> dict[str, Any]:

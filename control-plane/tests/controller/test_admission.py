@@ -58,18 +58,23 @@ def test_the_full_cache_threshold_is_the_poisson_quantile_of_the_cold_end(mean):
     assert t == 1 or poisson_tail(mean, t - 1) > FALSE_REPORT, "the smallest such count"
 
 
-def test_a_full_cache_sets_the_threshold_from_the_cold_end_of_the_cache():
+def test_a_full_cache_moves_the_threshold_towards_the_cold_end_by_doubling_or_halving():
     a = AdmissionThreshold(2, E, hotter_factor=1.5, settle_s=0.25)
-    ch = a.update(now=0.0, free=0, coldest=20.0)
-    assert ch.why == "full" and ch.new == poisson_quantile(1.5 * 20.0 * E, 0.9)
+    target = poisson_quantile(1.5 * 20.0 * E, 0.9)
+    assert target == 40
+    steps = []
+    for i in range(20):
+        ch = a.update(now=0.1 * i, free=0, coldest=20.0)
+        if ch is not None:
+            assert ch.why == "full"
+            steps.append(ch.new)
+    assert steps == [4, 8, 16, 32, 40], "doubling at most once per settle time, then the target"
     assert a.per_report() > 1.5 * 20.0, "a report stands for a hotter key than the victim"
-    # lowered only after the settle time
-    assert a.update(now=0.1, free=0, coldest=5.0) is None
-    assert a.update(now=0.3, free=0, coldest=5.0).new == poisson_quantile(1.5 * 5.0 * E, 0.9)
-    # raised at once
-    assert a.update(now=0.31, free=0, coldest=50.0).new == poisson_quantile(75 * E, 0.9)
+    low = poisson_quantile(1.5 * 1.0 * E, 0.9)
+    got = [a.update(now=10 + 0.3 * i, free=0, coldest=1.0) for i in range(6)]
+    assert [c.new for c in got if c] == [20, 10, 5, low]
     # nothing measured yet: unchanged
-    assert a.update(now=5.0, free=0, coldest=None) is None
+    assert a.update(now=50.0, free=0, coldest=None) is None
 
 
 def test_the_cold_end_is_a_low_quantile_of_the_measured_rates_not_the_minimum():
@@ -87,7 +92,8 @@ def test_the_threshold_stays_within_its_bounds():
     for i in range(10):
         a.update(now=float(i), free=10, coldest=None)
     assert a.value == 2
-    a.update(now=20.0, free=0, coldest=1e6)
+    for i in range(10):
+        a.update(now=20.0 + i, free=0, coldest=1e6)
     assert a.value == 16
     assert AdmissionThreshold(100, E, lo=1, hi=16).value == 16
     with pytest.raises(ValueError):
@@ -161,10 +167,11 @@ class Sim:
                         served += 1
                     continue
                 n = misses[key] = misses.get(key, 0) + 1
-                if n >= self.policy.admission.value and key not in reported:
-                    reported.add(key)
+                th = self.policy.admission.value
+                if (n >= th and key not in reported) or n in (2 * th, 4 * th, 8 * th, 16 * th):
+                    reported.add(key)   # as hot_keys.p4: at T once, again at 2T ... 16T
                     self.reports += 1
-                    self.consider(key)
+                    self.consider(key, n)
             t += dt
             self.policy.admit(t, busy=set())
             if t >= next_tick:
@@ -175,9 +182,12 @@ class Sim:
                 last_reports = self.reports
         return served / asked, reports_per_s
 
-    def consider(self, key: int) -> None:
+    def consider(self, key: int, count: int) -> None:
         p = self.policy
-        d = p.decide(p.candidate(key), busy=set())
+        if key in self.slot_of:
+            p.reported_cached(self.slot_of[key], count)
+            return
+        d = p.decide(p.candidate(key, count), busy=set())
         if isinstance(d, Admit):
             slot = d.slot
         elif isinstance(d, Evict):

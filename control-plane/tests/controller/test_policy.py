@@ -46,7 +46,8 @@ def test_frequency_baseline_when_the_count_is_unknown() -> None:
 def test_candidate_hotness_from_digests() -> None:
     h = CandidateHotness(alpha=0.5)
     assert h.report("k", 8.0) == 8.0            # one digest: >= 8 misses this epoch
-    assert h.report("k", 8.0) == 16.0
+    assert h.report("k", 16.0) == 16.0          # the next level of the same count: 16
+    assert h.report("k", 8.0) == 16.0, "an epoch's evidence is its largest count"
     h.end_epoch()
     assert h.score("k") == pytest.approx(8.0)  # EMA: 0.5 * 16
     h.end_epoch()

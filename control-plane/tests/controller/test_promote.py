@@ -131,8 +131,8 @@ def test_eviction_takes_the_coldest_only_for_a_hotter_candidate(make_controller,
     for k in ("a", "b", "c"):
         mc_set(agent, k, k.encode())
     # A long controller epoch: the rates set below stay as they are (no counter poll decays
-    # them). The admission threshold is held at 8: one digest stands for 8 misses in one
-    # data-plane epoch (7.6/s), weak evidence (below 8/s) counted as half of that.
+    # them). The admission threshold is held at 8; a digest carries the misses counted in the
+    # data-plane epoch (1.05 s) when it was sent.
     ctl = make_controller(slots=2, epoch_s=60.0, threshold_min=8, threshold_max=8)
     ctl.inject_digest(SERVER_IP, b"a")
     ctl.inject_digest(SERVER_IP, b"b")
@@ -143,10 +143,10 @@ def test_eviction_takes_the_coldest_only_for_a_hotter_candidate(make_controller,
     ctl.call(lambda c: (c.policy.frequency.start(slots["a"], 0, 0.0),
                         c.policy.frequency.start(slots["b"], 0, 0.0),
                         c.policy.frequency.observe({slots["a"]: 6000, slots["b"]: 600}, 60.0)))
-    ctl.inject_digest(SERVER_IP, b"c")       # one digest: 3.8/s, not hotter than b (10/s)
+    ctl.inject_digest(SERVER_IP, b"c", 8)    # 8 misses: 7.6/s, not hotter than b (10/s)
     wait_until(lambda: ctl.status()["rejected"] == 1, 5, "c rejected")
     assert {k["key"] for k in ctl.status()["keys"]} == {"a", "b"}
-    ctl.inject_digest(SERVER_IP, b"c")       # two in one epoch: 15.3/s > 10/s
+    ctl.inject_digest(SERVER_IP, b"c", 16)   # its next report, at 16 misses: 15.3/s > 10/s
     wait_until(filled(ctl, b"c"), 10, "c filled")
     st = ctl.status()
     assert {k["key"] for k in st["keys"]} == {"a", "c"}
@@ -154,9 +154,10 @@ def test_eviction_takes_the_coldest_only_for_a_hotter_candidate(make_controller,
     assert st["evictions_by_reason"] == {"cold": 1}
     i = next(i for i, s in enumerate(ctl.trace) if s[0] == "delete")
     assert ctl.trace[i][2] == b"b"
-    # delete the victim's entry, then invalidate its slot, then unwatch, then c's reserve
-    assert [s[0] for s in list(ctl.trace)[i:i + 5]] == ["delete", "invalidate", "unwatch",
-                                                        "invalidate", "insert"]
+    # delete the victim's entry, then unwatch it, then c's reserve (which invalidates the
+    # slot: the eviction needs no invalidation of its own), then c's entry
+    assert [s[0] for s in list(ctl.trace)[i:i + 4]] == ["delete", "unwatch", "invalidate",
+                                                        "insert"]
 
 
 def test_reports_beyond_max_inflight_wait_instead_of_being_dropped(make_controller, agent

@@ -15,8 +15,8 @@ The rule, checked every time the controller looks (``update``):
    least) the keys that can qualify, so the queue drains.
 2. **Free slots: lower.** While slots are free, and the reports seen since T last changed are
    fewer than the free slots (what T lets through will not fill them), T halves, at most once
-   every ``settle_s`` (one epoch by default). Halving from HOT_THRESHOLD reaches 1 in three
-   steps, and at every step the keys that miss most qualify first (lowering T mid-epoch
+   every ``settle_s`` (a quarter of an epoch by default). Halving from HOT_THRESHOLD reaches
+   1 in three steps, and at every step the keys that miss most qualify first (lowering T mid-epoch
    reports every key whose count already reaches it at its next miss), so free slots fill
    hottest first; the lukewarm keys let in at a low T are replaced under rule 3 once measured.
 3. **Full: follow the cold end.** With no free slot, T is set so that a report is evidence of
@@ -27,7 +27,11 @@ The rule, checked every time the controller looks (``update``):
    probability at most ``FALSE_REPORT`` (a Poisson quantile), clamped to [lo, hi]. A report at
    that T stands for at least T / E misses/s, more than the coldest key's rate, which is what
    the promotion rule asks of a candidate before it evicts the coldest (decide.choose).
-   Raising is immediate (fewer useless reports); lowering waits ``settle_s`` like rule 2.
+   T moves towards that target by at most a factor of two every ``settle_s``, up or down:
+   the cold end is measured on keys that may have gone cold since (the hot set moved, and the
+   probes have not caught up), and a T that jumped up with it would shut out the new hot set's
+   marginal keys for a whole epoch; a T that jumped down would let the lukewarm keys that
+   report first take the slots before the hotter ones.
 
 Why it converges. While slots are free, T only goes down (rule 1 aside) until the slots are
 full or T = lo; each step admits the next band of keys by miss rate. Once full, each eviction
@@ -93,7 +97,7 @@ class AdmissionThreshold:
                  budget: float = 2000.0, backlog_max: int = 4096) -> None:
         if not 1 <= lo <= hi:
             raise ValueError(f"threshold bounds [{lo}, {hi}] are empty or below 1")
-        settle_s = epoch_s if settle_s is None else settle_s
+        settle_s = epoch_s / 4 if settle_s is None else settle_s
         if epoch_s <= 0 or settle_s < 0 or budget <= 0 or backlog_max < 1:
             raise ValueError("epoch, settle time, budget and backlog must be positive")
         self.value = min(hi, max(lo, initial))
@@ -149,10 +153,9 @@ class AdmissionThreshold:
         if coldest is None:
             return None
         target = self.target_full(coldest)
-        if target < self.value and (now < self._overload_until
-                                    or now - self._changed_at < self.settle_s):
+        if now < self._overload_until or now - self._changed_at < self.settle_s:
             return None
-        return self._set(now, target, "full")
+        return self._set(now, max(self.value // 2, min(self.value * 2, target)), "full")
 
     def _set(self, now: float, new: int, why: str) -> AdmissionChange | None:
         if new == self.value:

@@ -57,6 +57,12 @@ class SlotFrequency:
         else:
             self._last[slot] = count
 
+    def raise_estimate(self, slot: int, rate: float) -> None:
+        """A slot not measured yet is estimated at ``rate`` hits/s if that is more than its
+        estimate so far (a later report of its key counted more misses)."""
+        if slot in self._rate and slot not in self._sample:
+            self._rate[slot] = max(self._rate[slot], rate)
+
     def stop(self, slot: int) -> None:
         self._window.pop(slot, None)
         self._probed_cold.discard(slot)

@@ -28,9 +28,10 @@ class CandidateHotness:
         self._seen: dict[Hashable, int] = {}   # key -> the epoch of its last digest
 
     def report(self, key: Hashable, per_report: float) -> float:
-        """A digest for ``key`` arrived, standing for ``per_report`` misses/s (the threshold it
-        was sent at over the epoch); returns the key's hotness now."""
-        self._reports[key] = self._reports.get(key, 0.0) + per_report
+        """A digest for ``key`` arrived, standing for ``per_report`` misses/s (the misses it
+        counted over the epoch); returns the key's hotness now. Reports of one epoch are
+        levels of one count (T, 2T, 4T, ...), so the epoch's evidence is their largest."""
+        self._reports[key] = max(self._reports.get(key, 0.0), per_report)
         self._seen[key] = self._epoch
         return self.score(key)
 

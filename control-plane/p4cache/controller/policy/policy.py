@@ -11,6 +11,7 @@ from .hotness import CandidateHotness
 from .slots import SlotAllocator
 
 COLD_QUANTILE = 0.1
+STRONG_COUNT = 8   # misses in one epoch that make a report strong evidence (hotness.score)
 
 
 class PromotionPolicy:
@@ -21,14 +22,17 @@ class PromotionPolicy:
         epoch (a report stands for threshold / epoch_s misses/s)."""
         self.slots = SlotAllocator(slots)
         self.frequency = SlotFrequency(alpha)
-        self.hotness = CandidateHotness(alpha)
+        self.hotness = CandidateHotness(alpha, strong=STRONG_COUNT / epoch_s)
+        self.epoch_s = epoch_s
         self.hotter_factor = hotter_factor
         self.admission = admission or AdmissionThreshold(threshold, epoch_s, hotter_factor)
 
-    def candidate(self, key: Hashable) -> float:
-        """A digest reporting ``key`` (not a refill ask): its hotness now."""
+    def candidate(self, key: Hashable, count: int = 0) -> float:
+        """A digest reporting ``key`` (not a refill ask) after ``count`` misses in the data
+        plane's current epoch (0: unknown, the admission threshold): its hotness now."""
         self.admission.reported()
-        return self.hotness.report(key, self.admission.per_report())
+        per = count / self.epoch_s if count > 0 else self.admission.per_report()
+        return self.hotness.report(key, per)
 
     def coldest(self, busy: set[int]) -> float | None:
         """Hits/s at the cold end of the measured cached keys that could give their slot up:
@@ -59,6 +63,11 @@ class PromotionPolicy:
         evictable = {s: r for s, r in f.measured().items() if s not in busy
                      and (reported is None or f.cold_since(s) <= reported)}
         return choose(score, None, evictable, self.hotter_factor, self.frequency.order)
+
+    def reported_cached(self, slot: int, count: int) -> None:
+        """A cached key not measured yet was reported again (its miss count went on before its
+        fill): its estimate is at least ``count`` misses an epoch."""
+        self.frequency.raise_estimate(slot, count / self.epoch_s)
 
     def filled(self, slot: int, count: int | None, score: float) -> None:
         """``slot`` now serves a key promoted at ``score``; its hits counter reads ``count``."""

@@ -2,9 +2,14 @@
  * p4cache — hot-key detection on misses (NetCache's heavy-hitter detector).
  *
  * A count-min sketch of three rows estimates how often each missed key was requested in the
- * current epoch; once the estimate reaches the admission threshold, a two-row Bloom filter decides whether
- * the key was already reported this epoch, and if not the switch sends one digest (key length,
- * key) to the controller. Every cell carries the epoch it was last written in, derived from the
+ * current epoch; once the estimate reaches the admission threshold T, a two-row Bloom filter
+ * decides whether the key was already reported this epoch, and if not the switch sends one digest
+ * (server, key length, key, estimate) to the controller. The key is reported again, without the
+ * filter, when its estimate reaches exactly 2T, 4T, 8T and 16T in the same epoch (the estimate
+ * grows by one per miss, so each level is passed once): a hot key's report then says how hot
+ * within a fraction of an epoch instead of only "at least T", which is what lets the controller
+ * prefer it to a cached key at once when the hot set moves. At most five reports per key and
+ * epoch. Every cell carries the epoch it was last written in, derived from the
  * switch clock, so a new epoch starts from zero with no register writes from the control plane,
  * as a hardware pipeline would do it with one stateful ALU per row.
  *
@@ -87,7 +92,12 @@ control HotKeys(inout headers_t hdr,
             if (c1[15:0] < estimate) { estimate = c1[15:0]; }
             if (c2[15:0] < estimate) { estimate = c2[15:0]; }
 
-            if (estimate >= meta.hot_threshold) {
+            bit<16> t = meta.hot_threshold;
+            if (estimate == t << 1 || estimate == t << 2 || estimate == t << 3
+                    || estimate == t << 4) {
+                meta.reported = 1;
+            }
+            if (estimate >= t) {
                 /* A filter cell holds 0x8000 | epoch of the report that set it (0 = never). */
                 bit<16> tag = 16w0x8000 | (epoch & 16w0x7fff);
                 bit<32> j0 = h0 >> (32 - 15);      // high bits of the CRC-32
@@ -104,7 +114,8 @@ control HotKeys(inout headers_t hdr,
             }
             /* One digest carries a hot-key report, a refill ask, or both (counted apart). */
             if (meta.reported == 1 || meta.refill == 1) {
-                digest<hot_key_digest_t>(1, {meta.server_addr, meta.key_len, meta.key});
+                digest<hot_key_digest_t>(1, {meta.server_addr, meta.key_len, meta.key,
+                                             estimate});
             }
         }
     }
