@@ -151,6 +151,7 @@ class Switch:
         self.election_id = election_id
         self.connect_timeout = connect_timeout
         self._client: _ShellClient | None = None
+        self._po_meta: list[tuple[int, int]] | None = None
         self._info: p4info_pb2.P4Info | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
@@ -503,8 +504,27 @@ class Switch:
 
     # ---------------------------------------------------------------- packet I/O
     def packet_out(self, payload: bytes, egress_port: int = 0) -> None:
+        """One packet-out on the stream. Built as a raw StreamMessageRequest (the shell's
+        PacketOut object costs about 0.3 ms of Python per frame, which a window of control
+        datagrams pays 64 times): the packet_out header's egress_port and nothing else."""
+        meta = self._packet_out_meta()
+
         def send() -> None:
-            sh.PacketOut(payload, egress_port=str(egress_port)).send()
+            assert self._client is not None
+            req = p4runtime_pb2.StreamMessageRequest()
+            req.packet.payload = payload
+            for mid, bits in meta:
+                m = req.packet.metadata.add()
+                m.metadata_id = mid
+                m.value = egress_port.to_bytes(max(1, (bits + 7) // 8), "big")
+            self._client.stream_out_q.put(req)
         if self._lost.is_set():
             raise SwitchUnavailable("the P4Runtime stream is down")
         self._call("packet-out", send)
+
+    def _packet_out_meta(self) -> list[tuple[int, int]]:
+        """(id, bit width) of the packet_out header's egress_port field, once."""
+        if self._po_meta is None:
+            self._po_meta = [(m.id, m.bitwidth) for m in self._packet_metadata("packet_out")
+                             if m.name == "egress_port"]
+        return self._po_meta
