@@ -78,17 +78,24 @@ def classify_latencies(res: JobResult) -> dict[str, list[float]]:
     return out
 
 
-def optimal_share(gets: list[Op], slots: int) -> float | None:
+def optimal_share(gets: list[Op], slots: int, writes: list[Op] | None = None) -> float | None:
     """The share of ``gets`` the best cache of ``slots`` slots could serve: GETs of the
     ``slots`` keys asked for most in the run, except each key's first GET (no cache that learns
-    from misses, ours or any other, knows a key before it is asked for). Writes cost it
-    nothing (as if the cache were updated in place): an upper bound, not a forecast."""
+    from misses, ours or any other, knows a key before it is asked for). Without ``writes``,
+    writes cost it nothing (as if the cache were updated in place): an upper bound, not a
+    forecast. With them, the first GET after each write to a key misses too: the bound for a
+    cache that invalidates on writes and refills from memcached, as this one does, if its
+    refill took no time."""
     if not gets:
         return None
     top = {k for k, _ in Counter(o.key for o in gets).most_common(slots)}
     seen: set[str] = set()
     servable = 0
-    for o in sorted(gets, key=lambda o: o.call):
+    ops = sorted(gets + (writes or []), key=lambda o: o.call)
+    for o in ops:
+        if o.op != "get":
+            seen.discard(o.key)
+            continue
         servable += o.key in seen and o.key in top
         seen.add(o.key)
     return servable / len(gets)
@@ -108,11 +115,13 @@ def summarize(res: JobResult, check: bool = True) -> dict[str, Any]:
         first, last = looks[0].status, looks[-1].status
         hits = _delta(first, last, "switch_counters", "hit")
         best = optimal_share(gets, last["cache"]["slots"])
+        best_inv = optimal_share(gets, last["cache"]["slots"], writes)
         out["switch"] = {
             "hits": hits,
             "share_of_gets": round(hits / len(gets), 4) if gets else None,
             "optimal_share": None if best is None else round(best, 4),
             "of_optimal": round(hits / len(gets) / best, 4) if gets and best else None,
+            "optimal_share_invalidating": None if best_inv is None else round(best_inv, 4),
             "cached_at_end": last["cache"]["cached"], "slots": last["cache"]["slots"],
             "promotions": _delta(first, last, "promotions"),
             "refills": _delta(first, last, "refills"),
@@ -222,6 +231,8 @@ def render(summary: dict[str, Any], console: Console) -> None:
             t.add_row("optimal for this run (top-K keys, each key's first GET a miss)",
                       f"{100 * sw['optimal_share']:.1f}%: the switch served "
                       f"[bold]{sw['of_optimal']:.2f}×[/] of it")
+            t.add_row("  the same if each write's next GET must miss (invalidate, refill)",
+                      f"{100 * sw['optimal_share_invalidating']:.1f}%")
         t.add_row("cached at the end", f"{sw['cached_at_end']} keys of {sw['slots']} slots")
         t.add_row("promotions / refills", f"{sw['promotions']} / {sw['refills']}")
         t.add_row("evictions", str(sw["evictions"]))

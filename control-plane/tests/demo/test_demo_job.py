@@ -37,6 +37,10 @@ def test_the_optimal_share_counts_top_k_keys_after_their_first_get() -> None:
     assert report.optimal_share(gets, 3) == 4 / 7    # a: 3 after its first, b: 1, c: 0
     assert report.optimal_share(gets, 1) == 3 / 7    # only a fits
     assert report.optimal_share(list(reversed(gets)), 1) == 3 / 7, "by call time"
+    # a write to a between its 2nd and 3rd GET: the 3rd misses as well
+    w = Op(client=1, key="a", op="set", call=2, ret=3, result="ok")
+    gets2 = [get(k, t) for t, k in zip([0, 1, 3, 4, 5, 6, 7], "aababac", strict=True)]
+    assert report.optimal_share(gets2, 3, [w]) == 3 / 7
 
 
 def test_job_on_a_lab(tmp_path: Path) -> None:
