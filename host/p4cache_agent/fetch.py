@@ -26,33 +26,23 @@ class MemcachedReader:
         self._conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
     async def get(self, key: bytes) -> Item | None:
-        async with self._lock:
-            try:
-                return await asyncio.wait_for(self._get(key), READ_TIMEOUT)
-            except (OSError, TimeoutError, asyncio.IncompleteReadError, FetchError) as e:
-                self.close()
-                raise FetchError(f"mg {key!r}: {e or type(e).__name__}") from None
+        return (await self.get_many([key]))[0]
 
     async def get_many(self, keys: list[bytes]) -> list[Item | None]:
-        """Several items in one round trip: the requests pipelined, the replies in order."""
+        """Items in one round trip: the requests pipelined, the replies in order."""
         async with self._lock:
             try:
                 return await asyncio.wait_for(self._get_many(keys), READ_TIMEOUT)
             except (OSError, TimeoutError, asyncio.IncompleteReadError, FetchError) as e:
                 self.close()
-                raise FetchError(f"mg of {len(keys)} keys: {e or type(e).__name__}") from None
+                what = repr(keys[0]) if len(keys) == 1 else f"of {len(keys)} keys"
+                raise FetchError(f"mg {what}: {e or type(e).__name__}") from None
 
     async def _get_many(self, keys: list[bytes]) -> list[Item | None]:
         if self._conn is None:
             self._conn = await asyncio.open_connection(*self.addr)
         self._conn[1].write(b"".join(b"mg " + k + b" v f t\r\n" for k in keys))
         return [await self._read_item() for _ in keys]
-
-    async def _get(self, key: bytes) -> Item | None:
-        if self._conn is None:
-            self._conn = await asyncio.open_connection(*self.addr)
-        self._conn[1].write(b"mg " + key + b" v f t\r\n")
-        return await self._read_item()
 
     async def _read_item(self) -> Item | None:
         assert self._conn is not None
