@@ -23,6 +23,8 @@ SKETCH_WIDTH = 16384
 BLOOM_WIDTH = 32768
 HOT_THRESHOLD = 8
 EPOCH_SHIFT = 20
+# The largest admission threshold T: hot_keys.p4 reports again at 16 T, in a 16-bit count.
+THRESHOLD_MAX = 0xFFFF // 16
 
 # -- protocol values (p4src/shared/define.p4)
 MEMCACHED_PORT = 11211

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 
 class Phase(enum.Enum):
-    RESERVED = "reserved"   # slot invalidated, lookup entry being installed
+    RESERVED = "reserved"   # a round queued: the slot is invalidated, then the entry installed
     FETCHING = "fetching"   # entry installed, slot invalid, agent fetch under way
     FILLED = "filled"       # the slot holds the reply (until a write or flush invalidates it)
     EVICTING = "evicting"   # entry being deleted, slot being invalidated

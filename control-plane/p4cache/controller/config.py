@@ -13,7 +13,7 @@
       "cache": {"slots": 4096, "ttl_margin_s": 2.0, "epoch_s": 1.0, "ema_alpha": 0.5,
                 "hotter_factor": 1.0, "max_inflight": 64, "fill_attempts": 3,
                 "ack_timeout_s": 0.05, "ack_attempts": 6, "agent_timeout_s": 5.0,
-                "threshold_min": 1, "threshold_max": 4096, "digest_budget": 1000},
+                "threshold_min": 1, "threshold_max": 4095, "digest_budget": 1000},
       "status_listen": "127.0.0.1:11214"
     }
 
@@ -104,7 +104,7 @@ class CacheConfig:
     # The data plane's report threshold (misses per data-plane epoch) moves within these
     # bounds (policy/admission.py); equal bounds fix it.
     threshold_min: int = 1
-    threshold_max: int = 4096
+    threshold_max: int = 4095
     digest_budget: float = 1000.0   # reports/s above which the threshold goes up
 
 
@@ -339,8 +339,8 @@ def _cache(r: _Reader) -> CacheConfig:
         ack_timeout_s=r.number("ack_timeout_s", d.ack_timeout_s, 0.001, 10.0),
         ack_attempts=r.integer("ack_attempts", d.ack_attempts, 1, 100),
         agent_timeout_s=r.number("agent_timeout_s", d.agent_timeout_s, 0.1, 600.0),
-        threshold_min=r.integer("threshold_min", d.threshold_min, 1, 4096),
-        threshold_max=r.integer("threshold_max", d.threshold_max, 1, 4096),  # 16 T fits 16 bits
+        threshold_min=r.integer("threshold_min", d.threshold_min, 1, dp.THRESHOLD_MAX),
+        threshold_max=r.integer("threshold_max", d.threshold_max, 1, dp.THRESHOLD_MAX),
         digest_budget=r.number("digest_budget", d.digest_budget, 1.0, 1e7),
     )
     if c.threshold_min > c.threshold_max:

@@ -56,7 +56,8 @@ class Metrics:
     insert_latency: Latency = field(default_factory=Latency)     # cache_lookup insert
     fetch_latency: Latency = field(default_factory=Latency)      # agent request -> its result
     fill_latency: Latency = field(default_factory=Latency)       # OP_UPDATE with bytes -> ack
-    eviction_latency: Latency = field(default_factory=Latency)   # decision -> slot invalid
+    # decision -> slot invalid; for a key evicted for a candidate: its delete at the flush
+    eviction_latency: Latency = field(default_factory=Latency)
 
     def abort(self, reason: str) -> None:
         self.aborted[reason] = self.aborted.get(reason, 0) + 1

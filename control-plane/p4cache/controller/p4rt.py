@@ -29,7 +29,7 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import text_format
-from google.rpc import code_pb2
+from google.rpc import code_pb2, status_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 from p4runtime_sh import shell as sh
@@ -402,15 +402,24 @@ class Switch:
                 u = req.updates.add()
                 u.type = kind  # type: ignore[assignment]
                 u.entity.table_entry.CopyFrom(te.msg())
+            c = self._client
+            req.device_id = c.device_id
+            req.election_id.high, req.election_id.low = c.election_id
+            if c.role_name is not None:
+                req.role = c.role_name
             try:
-                self._client.write(req)
+                c.stub.Write(req)   # the stub: the shell's write() parses errors its own way
             except grpc.RpcError as e:
                 if e.code() != grpc.StatusCode.UNKNOWN:  # type: ignore[attr-defined]
                     raise P4RuntimeException(e) from None
-                err = P4RuntimeWriteException(e)
-                if all(p4e.canonical_code == ok_code for _, p4e in err.errors):
+                failed = _write_errors(e)
+                bad = [(i, err) for i, err in failed if err.canonical_code != ok_code]
+                if failed and not bad:
                     return
-                raise err from None
+                raise SwitchError(f"{what} {tes[0].name}: " + "; ".join(
+                    f"update {i}: {code_pb2.Code.Name(err.canonical_code)} {err.message}"
+                    for i, err in bad[:5]) if bad else str(e),
+                    bad[0][1].canonical_code if bad else code_pb2.UNKNOWN) from None
         self._call(f"{what} {len(tes)} entries of {tes[0].name}", write)
 
     def modify(self, te: sh.TableEntry) -> None:
@@ -528,3 +537,19 @@ class Switch:
             self._po_meta = [(m.id, m.bitwidth) for m in self._packet_metadata("packet_out")
                              if m.name == "egress_port"]
         return self._po_meta
+
+
+def _write_errors(e: grpc.RpcError) -> list[tuple[int, p4runtime_pb2.Error]]:
+    """The failed updates of a WriteRequest, by index, from the status details the server
+    attaches (one Error per update, OK for those applied). p4runtime-shell's own iterator
+    loops for ever on an OK detail, so a batch with some updates applied is read here."""
+    out: list[tuple[int, p4runtime_pb2.Error]] = []
+    for key, value in e.trailing_metadata() or ():  # type: ignore[attr-defined]
+        if key != "grpc-status-details-bin":
+            continue
+        st = status_pb2.Status.FromString(value)
+        for i, detail in enumerate(st.details):
+            err = p4runtime_pb2.Error()
+            if detail.Unpack(err) and err.canonical_code != code_pb2.OK:
+                out.append((i, err))
+    return out

@@ -46,7 +46,7 @@ VERSION_MAX = (1 << 32) - 1
 COOLDOWN_EPOCHS = 5  # a key whose promotion cannot succeed (too big, short TTL) waits this long
 # An absent key waits one epoch only: under cache-aside (ETC's 24 % deletes) a deleted key is
 # usually written back within moments, and a key that stays absent costs at most one fetch per
-# epoch (the switch reports a key at most once per epoch).
+# epoch (the switch reports a key at the admission threshold once per epoch).
 NOT_FOUND_COOLDOWN_EPOCHS = 1
 PENDING_EPOCHS = 2   # a candidate that could not go in at once is tried again for this long
 FRESH_S = 1.0        # a rejected candidate's report is good for this long (see drain)
@@ -175,7 +175,7 @@ class Workflows:
             # A cached key that misses: a write, an invalidation or a flush took its slot's
             # value away. The switch asks at the first such miss (once per fill), so the slot
             # is refilled with what memcached holds now, milliseconds after the write. The
-            # digest may also be a hot-key report from before the fill (sent at most once per
+            # digest may also be a hot-key report from before the fill (sent once per
             # data-plane epoch, it may trail the fill): a slot that answers is left alone, so
             # a refresh never takes a valid value away for nothing.
             # The slot's state is read at the next flush, with the other such digests' slots.
@@ -202,7 +202,7 @@ class Workflows:
         elif outcome == "deferred":
             self.metrics.deferred += 1
         if outcome != "promoted":
-            # Kept, not dropped: the data plane reports a key at most once per epoch, so a
+            # Kept, not dropped: the data plane reports a key at T once per epoch, so a
             # report dropped here would cost the key a whole epoch. It is tried again when a
             # promotion finishes (a place under max_inflight) and after every epoch (rates
             # measured, old keys cooled down).
@@ -438,9 +438,6 @@ class Workflows:
                 self._send_fetches(server)
         self.agent_call(server, lambda agent: agent.fetch_many(keys), done)
 
-    def on_fetched(self, e: Entry, attempt: int, res: Item | None | BaseException) -> None:
-        self.on_fetched_many([(e, attempt)], [res])
-
     def on_fetched_many(self, batch: list[tuple[Entry, int]],
                         results: list[Item | None | BaseException]) -> None:
         """The agent's answers for ``batch``: the items become fills, sent as one window."""
@@ -555,8 +552,13 @@ class Workflows:
         keys unwatched."""
         gone, self._deleting = self._deleting, []
         t0 = self.clock()
-        self.switch.delete_many([self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key))
-                                 for e in gone if e.installed])
+        try:
+            self.switch.delete_many([
+                self.switch.entry(dp.TABLE_LOOKUP, lookup_match(e.server, e.key))
+                for e in gone if e.installed])
+        except BaseException:
+            self._deleting = gone + self._deleting   # no reserve may reuse their slots yet
+            raise
         for e in gone:
             if e.installed:
                 e.installed = False

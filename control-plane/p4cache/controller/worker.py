@@ -147,13 +147,14 @@ class Controller:
                     self._tick(now - last_tick)
                     last_tick, next_tick = now, now + self.cfg.cache.epoch_s
                 if self.switch is not None and now >= next_admit:
-                    self._admit(now)
                     next_admit = now + ADMIT_S
+                    self._admit(now)
                 # Rounds started by the events so far run their steps together once no more
                 # events wait (or enough rounds did): a burst of reports becomes one batch.
-                if self.flows is not None and (self.events.empty()
-                                               or self.flows.queued() >= FLUSH_AT):
-                    self.flows.flush()
+                if self.flows is not None and (
+                        self.events.empty()
+                        or self.flows.queued() >= min(FLUSH_AT, self.cfg.cache.max_inflight)):
+                    self._flush()
                 if self.flows is not None:
                     self.flows.expire(self.clock())
             except (SwitchUnavailable, AckTimeout, ProtocolError) as e:
@@ -175,6 +176,9 @@ class Controller:
                 return
             if ev[0] in ("status", "call", "stop"):
                 self._handle(ev)
+            elif ev[0] == "digest":
+                with self._backlog_lock:
+                    self._backlog -= 1
 
     # ------------------------------------------------------------------ the switch
     def _connect(self) -> bool:
@@ -291,7 +295,11 @@ class Controller:
         elif kind == "agent":
             _, sid, done, res = ev
             if sid == self.session and self.flows is not None:
-                done(res)
+                try:
+                    done(res)
+                except SwitchError as e:
+                    # a batch of results half handled: as for a failed flush
+                    self._lost(f"agent result: {e}")
         elif kind == "lost":
             _, sid, why = ev
             if sid == self.session and self.switch is not None:
@@ -318,6 +326,16 @@ class Controller:
                 log.warning("unreadable digest %s: %s", d, e)
                 continue
             self.flows.on_digest(server, key, count)
+
+    def _flush(self) -> None:
+        """Run the queued rounds (Workflows.flush). A switch error half way through a batch
+        leaves entries between steps, so it ends the session: recovery rebuilds the state from
+        what the switch holds, as after any loss."""
+        assert self.flows is not None
+        try:
+            self.flows.flush()
+        except SwitchError as e:
+            self._lost(f"flush: {e}")
 
     def _queue_digest(self, sid: int, msg: DigestMessage) -> None:
         """From the stream thread: a digest list for the worker, unless DIGEST_BACKLOG of them

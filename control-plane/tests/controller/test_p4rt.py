@@ -6,6 +6,7 @@ import threading
 
 import pytest
 from google.rpc import code_pb2
+from p4.v1 import p4runtime_pb2
 from p4runtime_sh import shell as sh
 
 from p4cache import dataplane as dp
@@ -88,6 +89,44 @@ def test_entries_by_name_insert_install_read_back_delete(softnic, pipeline) -> N
         assert e.value.code == code_pb2.NOT_FOUND
         with pytest.raises(SwitchError):
             sw.entry("CacheIngress.lookup.no_such_table", {})
+    finally:
+        sw.close()
+
+
+def test_batched_writes_tolerate_what_they_may_and_report_the_rest(softnic, pipeline) -> None:
+    """insert_many / delete_many: one WriteRequest; an entry already there (insert) or already
+    gone (delete) among applied ones is no error, any other failure is raised, naming the
+    update (a batch with some updates applied and one refused once hung p4runtime-shell's
+    error reader)."""
+    sw = connect(softnic.addr, pipeline)
+    try:
+        def te(key: bytes, slot: int):
+            return sw.entry(dp.TABLE_LOOKUP, lookup_match(SERVER_IP, key), SET_SLOT,
+                            {"slot": str(slot)})
+        sw.insert(te(b"b", 2))
+        sw.insert_many([te(b"a", 1), te(b"b", 2), te(b"c", 3)])       # b exists: fine
+        assert len(sw.read_entries(dp.TABLE_LOOKUP)) == 3
+        sw.delete_many([sw.entry(dp.TABLE_LOOKUP, lookup_match(SERVER_IP, k))
+                        for k in (b"a", b"gone", b"c")])               # gone: fine
+        [row] = sw.read_entries(dp.TABLE_LOOKUP)
+        assert row.params == {"slot": 2}
+        # an entry of a table the program does not have is refused by the switch
+        good = te(b"y", 8)
+
+        class NoSuchTable:
+            name = good.name
+
+            def msg(self) -> p4runtime_pb2.TableEntry:
+                m = p4runtime_pb2.TableEntry()
+                m.CopyFrom(good.msg())
+                m.table_id = 1
+                return m
+        bad = NoSuchTable()
+        with pytest.raises(SwitchError) as e:
+            sw.insert_many([te(b"x", 7), bad])
+        assert "update 1" in str(e.value), str(e.value)
+        assert e.value.code not in (code_pb2.OK, code_pb2.ALREADY_EXISTS)
+        assert len(sw.read_entries(dp.TABLE_LOOKUP)) == 2, "the other update was applied"
     finally:
         sw.close()
 

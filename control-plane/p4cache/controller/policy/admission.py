@@ -1,10 +1,10 @@
 """The admission threshold: how many misses in one data-plane epoch make the switch report a key.
 
-The data plane reports a key (one digest per key and epoch) once its count-min estimate of
-misses in the current epoch reaches the threshold T, the parameter of the `admission` table's
-default action (p4src/v1model/include/control/hot_keys.p4). A report is therefore evidence of a
-miss rate of at least T / E, E being the data-plane epoch. This module chooses T; it holds no
-I/O and no clock (the caller passes ``now``), so every rule is testable on its own.
+The data plane reports a key (a digest with its count, once per epoch, and again at 2T, 4T, 8T
+and 16T) once its count-min estimate of misses in the current epoch reaches the threshold T,
+the parameter of the `admission` table's default action (hot_keys.p4). A report is therefore
+evidence of a miss rate of at least T / E, E being the data-plane epoch. This module chooses
+T; it holds no I/O and no clock (the caller passes ``now``), so every rule is testable alone.
 
 The rule, checked every time the controller looks (``update``):
 
@@ -38,8 +38,8 @@ full or T = lo; each step admits the next band of keys by miss rate. Once full, 
 replaces the coldest measured key by one reported at T, that is (up to the estimate's noise)
 hotter (by its report); the cold end r_cold therefore does not go down, nor does T, and the
 process stops when no key outside the cache misses T times an epoch: the cache holds the keys
-above the marginal rate, the top K. Digests are then only the noise at that margin, at most one
-per key and epoch, and the Poisson margin keeps keys as cold as the cold end from reporting in
+above the marginal rate, the top K. Digests are then only the noise at that margin, and the
+Poisson margin keeps keys as cold as the cold end from reporting in
 more than one epoch in ten. When the hot set moves, the cached keys' measured rates fall,
 r_cold falls, T follows it down and the new hot keys, which are far above it, are reported at
 their first few misses.
@@ -93,7 +93,7 @@ class AdmissionChange:
 
 class AdmissionThreshold:
     def __init__(self, initial: int, epoch_s: float, hotter_factor: float = 1.0,
-                 lo: int = 1, hi: int = 4096, settle_s: float | None = None,
+                 lo: int = 1, hi: int = 4095, settle_s: float | None = None,
                  budget: float = 2000.0, backlog_max: int = 4096) -> None:
         if not 1 <= lo <= hi:
             raise ValueError(f"threshold bounds [{lo}, {hi}] are empty or below 1")

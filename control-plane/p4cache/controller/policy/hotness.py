@@ -1,10 +1,10 @@
 """Hotness of keys that are not cached, from the switch's hot-key digests.
 
-The data plane sends at most one digest per key and data-plane epoch, when the key's count-min
-estimate of misses in that epoch reaches the admission threshold T (:mod:`.admission`). So one
-digest says "at least T misses in one epoch", a lower bound of ``T / epoch`` misses/s; the
-caller passes that bound with each report, as T changes at run time. Over controller epochs
-this is averaged (EMA) like the slots' hit rates, so the two compare.
+The data plane sends a digest for a key once per data-plane epoch when the key's count-min
+estimate of misses in that epoch reaches the admission threshold T (:mod:`.admission`), and
+again at 2T, 4T, 8T and 16T. A digest carries the count c: "at least c misses in one epoch", a
+lower bound of ``c / epoch`` misses/s, which the caller passes with each report. Over
+controller epochs this is averaged (EMA) like the slots' hit rates, so the two compare.
 
 A key that leaves the cache keeps its measured hit rate as its hotness (:meth:`remember`),
 decaying like any other average: a key evicted while hot (a flush, a TTL, or a mistake) is

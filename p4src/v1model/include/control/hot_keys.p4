@@ -92,6 +92,7 @@ control HotKeys(inout headers_t hdr,
             if (c1[15:0] < estimate) { estimate = c1[15:0]; }
             if (c2[15:0] < estimate) { estimate = c2[15:0]; }
 
+            /* The controller keeps T at most 4095, so 16 T fits the 16-bit count. */
             bit<16> t = meta.hot_threshold;
             if (estimate == t << 1 || estimate == t << 2 || estimate == t << 3
                     || estimate == t << 4) {
