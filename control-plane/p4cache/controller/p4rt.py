@@ -29,7 +29,7 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import text_format
-from google.rpc import code_pb2, status_pb2
+from google.rpc import code_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2
 from p4runtime_sh import shell as sh
@@ -40,6 +40,8 @@ from p4runtime_sh.p4runtime import (
     P4RuntimeWriteException,
 )
 from p4runtime_sh.utils import UserError
+
+from p4cache.p4rt_errors import write_errors
 
 log = logging.getLogger("p4cache.controller.p4rt")
 
@@ -412,7 +414,7 @@ class Switch:
             except grpc.RpcError as e:
                 if e.code() != grpc.StatusCode.UNKNOWN:  # type: ignore[attr-defined]
                     raise P4RuntimeException(e) from None
-                failed = _write_errors(e)
+                failed = write_errors(e)
                 bad = [(i, err) for i, err in failed if err.canonical_code != ok_code]
                 if failed and not bad:
                     return
@@ -538,18 +540,3 @@ class Switch:
                              if m.name == "egress_port"]
         return self._po_meta
 
-
-def _write_errors(e: grpc.RpcError) -> list[tuple[int, p4runtime_pb2.Error]]:
-    """The failed updates of a WriteRequest, by index, from the status details the server
-    attaches (one Error per update, OK for those applied). p4runtime-shell's own iterator
-    loops for ever on an OK detail, so a batch with some updates applied is read here."""
-    out: list[tuple[int, p4runtime_pb2.Error]] = []
-    for key, value in e.trailing_metadata() or ():  # type: ignore[attr-defined]
-        if key != "grpc-status-details-bin":
-            continue
-        st = status_pb2.Status.FromString(value)
-        for i, detail in enumerate(st.details):
-            err = p4runtime_pb2.Error()
-            if detail.Unpack(err) and err.canonical_code != code_pb2.OK:
-                out.append((i, err))
-    return out

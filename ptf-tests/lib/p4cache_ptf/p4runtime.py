@@ -20,9 +20,11 @@ from pathlib import Path
 
 import grpc
 from google.protobuf import text_format
-from google.rpc import code_pb2, status_pb2
+from google.rpc import code_pb2
 from p4.config.v1 import p4info_pb2
 from p4.v1 import p4runtime_pb2, p4runtime_pb2_grpc
+
+from p4cache.p4rt_errors import write_errors
 
 MatchValue = int | tuple[int, int]  # exact value, (value, prefix length) or (value, mask)
 
@@ -109,16 +111,10 @@ _election_ids = itertools.count(1)
 def _update_errors(e: grpc.RpcError, updates: tuple[p4runtime_pb2.Update, ...]) -> str:
     """The per-update P4Error details of a failed Write, one line each (P4Runtime spec 12.3)."""
     lines = []
-    for key, value in e.trailing_metadata() or ():
-        if key != "grpc-status-details-bin":
-            continue
-        status = status_pb2.Status.FromString(value)
-        for i, detail in enumerate(status.details):
-            err = p4runtime_pb2.Error()
-            if detail.Unpack(err) and err.canonical_code != code_pb2.OK:
-                what = text_format.MessageToString(updates[i], as_one_line=True)[:300]
-                lines.append(f"\n  update {i}: {code_pb2.Code.Name(err.canonical_code)}: "
-                             f"{err.message} [{what}]")
+    for i, err in write_errors(e):
+        what = text_format.MessageToString(updates[i], as_one_line=True)[:300]
+        lines.append(f"\n  update {i}: {code_pb2.Code.Name(err.canonical_code)}: "
+                     f"{err.message} [{what}]")
     return "".join(lines)
 
 
