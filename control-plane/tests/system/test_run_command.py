@@ -39,11 +39,13 @@ def test_run_reports_and_tears_down(tmp_path: Path, where: list[str]) -> None:
         assert "rates" not in rep and "GETs per second" not in r.stdout
         return
     # the rates step: p4cache-loadgen's sweep, every GET answered by someone at the lowest rate,
-    # and the cache among them (the warm-up promoted its hottest keys)
+    # and the cache among them (the warm-up promoted its hottest keys; with the adaptive
+    # admission threshold it may have promoted every key the sweep asks for, so memcached's
+    # share may be 0; the sum below still accounts for every answer)
     rates = rep["rates"]
     assert rates["preloaded"] == 2000 and len(rates["steps"]) == 5
     low = rates["steps"][0]
-    assert low["loss"] < 0.05 and low["switch_per_s"] > 0 and low["memcached_per_s"] > 0, low
+    assert low["loss"] < 0.05 and low["switch_per_s"] > 0 and low["memcached_per_s"] >= 0, low
     assert low["answered_per_s"] == pytest.approx(low["switch_per_s"] + low["memcached_per_s"],
                                                   rel=0.01)
     assert "GETs per second, open loop" in r.stdout
